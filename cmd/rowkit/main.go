@@ -1,0 +1,21 @@
+// Command rowkit is the one binary behind every rowkit surface. It only
+// dispatches: by subcommand (rowkit hread ...) or by the name it was invoked
+// under (hread ...). The work lives in the packages under internal/.
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/hread"
+)
+
+// commands is every command the binary offers.
+var commands = []*cli.Command{
+	hread.Command,
+}
+
+func main() {
+	os.Exit(cli.Main(context.Background(), cli.StdEnv(), os.Args, commands))
+}

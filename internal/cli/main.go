@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"text/tabwriter"
+)
+
+// Main runs the rowkit binary: args is os.Args. A base name of args[0] that
+// is a command alias (hread, hgrep, ...) runs that command directly;
+// otherwise args[1] names a subcommand. It returns the exit code.
+func Main(ctx context.Context, env *Env, args []string, cmds []*Command) int {
+	invoked := "rowkit"
+	if len(args) > 0 {
+		invoked = filepath.Base(args[0])
+		args = args[1:]
+	}
+	for _, c := range cmds {
+		for _, a := range c.Aliases {
+			if a == invoked {
+				return c.Exec(ctx, env, invoked, args)
+			}
+		}
+	}
+	if len(args) == 0 {
+		overview(env.Stderr, cmds)
+		return ExitUsage
+	}
+	switch name, rest := args[0], args[1:]; name {
+	case "-h", "-help", "--help":
+		overview(env.Stdout, cmds)
+		return ExitOK
+	case "help":
+		return help(env, rest, cmds)
+	case "-version", "--version", "version":
+		fmt.Fprintln(env.Stdout, Version())
+		return ExitOK
+	case "link":
+		return linkCommand(cmds).Exec(ctx, env, "rowkit link", rest)
+	default:
+		if c := find(cmds, name); c != nil {
+			return c.Exec(ctx, env, "rowkit "+name, rest)
+		}
+		if strings.HasPrefix(name, "-") {
+			fmt.Fprintf(env.Stderr, "rowkit: unknown flag %s (see 'rowkit --help')\n", name)
+		} else {
+			fmt.Fprintf(env.Stderr, "rowkit: unknown command %q (see 'rowkit --help')\n", name)
+		}
+		return ExitUsage
+	}
+}
+
+func find(cmds []*Command, name string) *Command {
+	for _, c := range cmds {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func help(env *Env, args []string, cmds []*Command) int {
+	switch {
+	case len(args) == 0:
+		overview(env.Stdout, cmds)
+		return ExitOK
+	case len(args) > 1:
+		fmt.Fprintln(env.Stderr, "rowkit help: usage: rowkit help [COMMAND]")
+		return ExitUsage
+	}
+	c := find(cmds, args[0])
+	if c == nil && args[0] == "link" {
+		c = linkCommand(cmds)
+	}
+	if c == nil {
+		for _, cc := range cmds {
+			for _, a := range cc.Aliases {
+				if a == args[0] {
+					c = cc
+				}
+			}
+		}
+	}
+	if c == nil {
+		fmt.Fprintf(env.Stderr, "rowkit help: unknown command %q (see 'rowkit --help')\n", args[0])
+		return ExitUsage
+	}
+	fmt.Fprintf(env.Stdout, "usage: %s\n\n%s\n", c.Usage, c.Summary)
+	if c.Help != "" {
+		fmt.Fprintf(env.Stdout, "\n%s", strings.TrimLeft(c.Help, "\n"))
+		if !strings.HasSuffix(c.Help, "\n") {
+			fmt.Fprintln(env.Stdout)
+		}
+	}
+	return ExitOK
+}
+
+func overview(w io.Writer, cmds []*Command) {
+	fmt.Fprint(w, `rowkit: workspace tools for coding agents whose every row is verified (LINE:HASH)
+
+usage: rowkit COMMAND [ARGS]
+       NAME [ARGS]          (when invoked as one of the shell names below)
+
+commands:
+`)
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	all := append(cmds[:len(cmds):len(cmds)], linkCommand(cmds))
+	for _, c := range all {
+		fmt.Fprintf(tw, "  %s\t%s\n", c.Name, c.Summary)
+	}
+	tw.Flush()
+	var names []string
+	for _, c := range cmds {
+		names = append(names, c.Aliases...)
+	}
+	fmt.Fprintf(w, `
+shell names: %s
+other: rowkit help COMMAND, rowkit --version
+
+exit codes: 0 success, 1 failure or incomplete output, 2 usage error
+`, strings.Join(names, ", "))
+}
+
+// Version describes the running binary from its build information.
+func Version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "rowkit (unknown version)"
+	}
+	v := "rowkit " + info.Main.Version
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = "+dirty"
+			}
+		}
+	}
+	if rev != "" {
+		v += " (" + rev[:min(12, len(rev))] + modified + ")"
+	}
+	return v + " " + info.GoVersion
+}
+
+// StdEnv is the process's own environment.
+func StdEnv() *Env {
+	return &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+}

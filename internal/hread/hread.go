@@ -1,0 +1,205 @@
+// Package hread owns hread, the verified-row reader: it prints a file, or an
+// inclusive range of its lines, as LINE:HASH TEXT rows under the token
+// admission rule, after validating the whole file as UTF-8.
+//
+// Nothing reaches stdout until the whole file has been validated, so a
+// failure always leaves stdout empty. The pending output is bounded by token
+// admission (at most rows.TokenCeiling tokens) and the text kept for one line
+// by rows.MaxRowBytes, so memory stays flat for any file size.
+package hread
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/rows"
+)
+
+// Error codes of hread.
+const (
+	CodeNotFound   = "not_found"
+	CodePermission = "permission_denied"
+	CodeNotRegular = "not_regular"
+	CodeNotUTF8    = "not_utf8"
+	CodeRange      = "bad_range"
+	CodePastEOF    = "past_eof"
+	CodeRead       = "read"
+)
+
+// Range is an inclusive range of one-based line numbers.
+type Range struct {
+	Start, End int
+}
+
+// All is the range of every line.
+var All = Range{Start: 1, End: int(^uint(0) >> 1)}
+
+// ParseRange parses START:END: positive base-10 numbers, START <= END.
+func ParseRange(s string) (Range, error) {
+	a, b, ok := strings.Cut(s, ":")
+	if !ok {
+		return Range{}, cli.Errorf(CodeRange, "range %q must be START:END, e.g. 10:20", s)
+	}
+	start, err := lineNumber(a)
+	if err != nil {
+		return Range{}, cli.Errorf(CodeRange, "range %q: START %v", s, err)
+	}
+	end, err := lineNumber(b)
+	if err != nil {
+		return Range{}, cli.Errorf(CodeRange, "range %q: END %v", s, err)
+	}
+	if start > end {
+		return Range{}, cli.Errorf(CodeRange, "range %q is reversed: START must not exceed END", s)
+	}
+	return Range{start, end}, nil
+}
+
+func lineNumber(s string) (int, error) {
+	if s == "" {
+		return 0, errors.New("is missing")
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, errors.New("must be a positive base-10 number")
+		}
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, errors.New("is too large")
+	}
+	if n == 0 {
+		return 0, errors.New("must be at least 1 (lines are numbered from 1)")
+	}
+	return n, nil
+}
+
+// Read writes the rows of path within r to w. It returns the admission
+// report; an incomplete result is the error cli.Incomplete, with the
+// admitted rows already written.
+func Read(path string, r Range, w io.Writer) (rows.Report, error) {
+	f, err := open(path)
+	if err != nil {
+		return rows.Report{}, err
+	}
+	defer f.Close()
+
+	var out bytes.Buffer
+	adm := rows.NewAdmitter(&out)
+	sc := rows.NewScanner(f)
+	var row []byte
+	for {
+		next := sc.Line() + 1
+		if next > r.End || !adm.Open() {
+			if next <= r.End && sc.Scan(0) {
+				adm.Omit() // a row of the range that admission cannot take
+			}
+			break
+		}
+		keep := 0
+		if next >= r.Start {
+			keep = rows.MaxRowBytes
+		}
+		if !sc.Scan(keep) {
+			break
+		}
+		if keep == 0 {
+			continue
+		}
+		if !sc.Complete() {
+			adm.Omit()
+			continue
+		}
+		row = rows.AppendRow(row[:0], sc.Line(), sc.Text())
+		adm.Admit(row) // writes to a bytes.Buffer, which cannot fail
+	}
+	if err := sc.Drain(); err != nil {
+		if e, ok := rows.IsEncoding(err); ok {
+			return rows.Report{}, cli.Errorf(CodeNotUTF8, "%s is not valid UTF-8: invalid byte at offset %d", path, e.Offset)
+		}
+		return rows.Report{}, cli.Errorf(CodeRead, "reading %s: %v", path, unwrap(err))
+	}
+	if sc.Line() < r.Start && r != All {
+		return rows.Report{}, cli.Errorf(CodePastEOF, "START %d is past the end of %s, which has %d lines", r.Start, path, sc.Line())
+	}
+	rep := adm.Report()
+	if _, err := out.WriteTo(w); err != nil {
+		return rep, cli.Errorf(CodeRead, "writing output: %v", unwrap(err))
+	}
+	if rep.Omitted {
+		return rep, cli.Incomplete()
+	}
+	return rep, nil
+}
+
+// open opens path for reading only if it is a regular file. The file is
+// opened non-blocking, so a FIFO swapped in after the check cannot hang it,
+// and checked again once open.
+func open(path string) (*os.File, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	if err := regular(path, fi); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	fi, err = f.Stat()
+	if err == nil {
+		err = regular(path, fi)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func regular(path string, fi fs.FileInfo) error {
+	m := fi.Mode()
+	if m.IsRegular() {
+		return nil
+	}
+	what := "not a regular file"
+	switch {
+	case m.IsDir():
+		what = "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		what = "a FIFO"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	case m&fs.ModeDevice != 0:
+		what = "a device"
+	}
+	return cli.Errorf(CodeNotRegular, "%s is %s; hread reads regular files only", path, what)
+}
+
+func openError(path string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return cli.Errorf(CodeNotFound, "%s: no such file", path)
+	case errors.Is(err, fs.ErrPermission):
+		return cli.Errorf(CodePermission, "%s: permission denied", path)
+	case errors.Is(err, syscall.ENOTDIR):
+		return cli.Errorf(CodeNotFound, "%s: a parent of this path is not a directory", path)
+	}
+	return cli.Errorf(CodeRead, "%s: %v", path, unwrap(err))
+}
+
+// unwrap drops the operation and path that *fs.PathError repeats.
+func unwrap(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
