@@ -26,23 +26,30 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, names)
 }
 
+// scriptCmds are the custom commands of the scripts. Test files of other
+// commands add theirs in an init function.
+var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
+	"mkfifo":     cmdMkfifo,
+	"genlines":   cmdGenlines,
+	"tokens":     cmdTokens,
+	"rowsprefix": cmdRowsPrefix,
+}
+
+// scriptConds are the conditions scripts may test with [NAME].
+var scriptConds = map[string]func() bool{
+	"root": func() bool { return os.Geteuid() == 0 },
+}
+
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
-		Dir:                 "../../testdata/script",
-		RequireExplicitExec: false,
+		Dir: "../../testdata/script",
 		Condition: func(cond string) (bool, error) {
-			switch cond {
-			case "root":
-				return os.Geteuid() == 0, nil
+			if f, ok := scriptConds[cond]; ok {
+				return f(), nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"mkfifo":     cmdMkfifo,
-			"genlines":   cmdGenlines,
-			"tokens":     cmdTokens,
-			"rowsprefix": cmdRowsPrefix,
-		},
+		Cmds: scriptCmds,
 	})
 }
 
