@@ -1,0 +1,184 @@
+package rows
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// admitReference applies the admission rule with whole-output counts only:
+// it finds the longest prefix of rows within TokenLimit, then adds one more
+// row if the whole output stays within TokenCeiling.
+func admitReference(rowList [][]byte) (out []byte, omitted bool) {
+	count := func(k int) int { return CountTokens(string(bytes.Join(rowList[:k], nil))) }
+	k := sort.Search(len(rowList), func(k int) bool { return count(k+1) > TokenLimit })
+	if k < len(rowList) && count(k+1) <= TokenCeiling {
+		k++
+	}
+	return bytes.Join(rowList[:k], nil), k < len(rowList)
+}
+
+func TestAdmitterRule(t *testing.T) {
+	// Rows of about 100 tokens each: the limit falls inside the sequence.
+	var list [][]byte
+	for i := 1; i <= 400; i++ {
+		text := strings.Repeat(fmt.Sprintf("word%d ", i), 50)
+		list = append(list, AppendRow(nil, i, []byte(text)))
+	}
+	var buf bytes.Buffer
+	a := NewAdmitter(&buf)
+	for _, r := range list {
+		a.Admit(r)
+	}
+	rep := a.Report()
+	want, omitted := admitReference(list)
+	if buf.String() != string(want) || rep.Omitted != omitted || !omitted {
+		t.Fatalf("admitted %d bytes, reference %d; omitted %v, reference %v", buf.Len(), len(want), rep.Omitted, omitted)
+	}
+	if n := CountTokens(buf.String()); n != rep.Tokens || n <= TokenLimit-200 || n > TokenCeiling {
+		t.Fatalf("tokens %d, report %d", n, rep.Tokens)
+	}
+	if !rep.Sealed && rep.Tokens > TokenLimit {
+		t.Fatal("over the limit but not sealed")
+	}
+	// Once sealed or omitted, nothing more is written.
+	before := buf.Len()
+	if ok, _ := a.Admit([]byte("1:8ed3 alpha\n")); ok || buf.Len() != before {
+		t.Fatal("admitted a row after omission")
+	}
+}
+
+func TestAdmitterSealsThenCompletes(t *testing.T) {
+	// Fill to just under the limit with small rows, then one row that
+	// crosses it: admitted and sealed, and the result is still complete.
+	var buf bytes.Buffer
+	a := NewAdmitter(&buf)
+	small := AppendRow(nil, 1, []byte("alpha"))
+	per := CountTokens(string(small))
+	for a.Report().Tokens+per <= TokenLimit {
+		a.Admit(small)
+	}
+	big := AppendRow(nil, 2, []byte(strings.Repeat("beta ", 100)))
+	if ok, _ := a.Admit(big); !ok {
+		t.Fatalf("row of %d tokens at total %d not admitted", CountTokens(string(big)), a.Report().Tokens)
+	}
+	rep := a.Report()
+	if !rep.Sealed || rep.Omitted || a.Open() {
+		t.Fatalf("report %+v", rep)
+	}
+}
+
+func TestAdmitterRefusesHugeRowWithoutCounting(t *testing.T) {
+	var buf bytes.Buffer
+	a := NewAdmitter(&buf)
+	huge := bytes.Repeat([]byte("x"), MaxRowBytes+1)
+	if ok, _ := a.Admit(huge); ok || !a.Report().Omitted || buf.Len() != 0 {
+		t.Fatal("huge row admitted")
+	}
+}
+
+func corpusFiles(t *testing.T, root string, exts []string, maxBytes int) []string {
+	t.Helper()
+	var all []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable corners of a corpus do not matter here
+		}
+		for _, e := range exts {
+			if !d.IsDir() && strings.HasSuffix(p, e) {
+				all = append(all, p)
+			}
+		}
+		return nil
+	})
+	if err != nil || len(all) == 0 {
+		t.Fatalf("no corpus files under %s: %v", root, err)
+	}
+	// A deterministic spread over the whole tree, within the byte budget.
+	var picked []string
+	total := 0
+	step := max(1, len(all)/400)
+	for i := 0; i < len(all) && total < maxBytes; i += step {
+		fi, err := os.Stat(all[i])
+		if err != nil || fi.Size() > 256<<10 {
+			continue
+		}
+		picked = append(picked, all[i])
+		total += int(fi.Size())
+	}
+	return picked
+}
+
+func pythonStdlib(t *testing.T) string {
+	out, err := exec.Command("python3", "-c", `import sysconfig; print(sysconfig.get_paths()["stdlib"])`).Output()
+	if err != nil {
+		t.Fatalf("python3 is needed for the Python standard library corpus: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestAdmitterCountsWholeOutput proves the incremental count: on real
+// corpora, the sum of the rows' counts equals the tokenizer's count of the
+// whole output, for hread's rows and for hgrep's path-prefixed rows, and
+// the Admitter decides exactly as the whole-output reference does.
+func TestAdmitterCountsWholeOutput(t *testing.T) {
+	corpora := map[string][]string{
+		filepath.Join(runtime.GOROOT(), "src"): corpusFiles(t, filepath.Join(runtime.GOROOT(), "src"), []string{".go"}, 3<<19),
+		"python": corpusFiles(t, pythonStdlib(t), []string{".py"}, 3<<19),
+	}
+	for name, files := range corpora {
+		checked := 0
+		for _, path := range files {
+			data, err := os.ReadFile(path)
+			if err != nil || !utf8.Valid(data) {
+				continue
+			}
+			for _, prefix := range []string{"", strconv.Quote(path) + ":"} {
+				var list [][]byte
+				sum := 0
+				var whole []byte
+				sc := NewScanner(bytes.NewReader(data))
+				for sc.Scan(MaxRowBytes) {
+					row := append([]byte(prefix), AppendRow(nil, sc.Line(), sc.Text())...)
+					list = append(list, row)
+					sum += CountTokens(string(row))
+					whole = append(whole, row...)
+				}
+				if n := CountTokens(string(whole)); n != sum {
+					t.Fatalf("%s (prefix %q): whole output %d tokens, sum of rows %d", path, prefix, n, sum)
+				}
+				var buf bytes.Buffer
+				a := NewAdmitter(&buf)
+				for _, r := range list {
+					if ok, _ := a.Admit(r); !ok {
+						break
+					}
+				}
+				want, omitted := whole, false
+				if sum > TokenLimit {
+					want, omitted = admitReference(list)
+				}
+				if !bytes.Equal(buf.Bytes(), want) || a.Report().Omitted != omitted {
+					t.Fatalf("%s: admitter wrote %d bytes (omitted %v), reference %d (omitted %v)", path, buf.Len(), a.Report().Omitted, len(want), omitted)
+				}
+				if n := CountTokens(buf.String()); n != a.Report().Tokens {
+					t.Fatalf("%s: report says %d tokens, output has %d", path, a.Report().Tokens, n)
+				}
+			}
+			checked++
+		}
+		t.Logf("%s: %d files checked", name, checked)
+		if checked < 50 {
+			t.Fatalf("%s: only %d files checked", name, checked)
+		}
+	}
+}
