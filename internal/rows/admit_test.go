@@ -133,7 +133,7 @@ func pythonStdlib(t *testing.T) string {
 func TestAdmitterCountsWholeOutput(t *testing.T) {
 	corpora := map[string][]string{
 		filepath.Join(runtime.GOROOT(), "src"): corpusFiles(t, filepath.Join(runtime.GOROOT(), "src"), []string{".go"}, 3<<19),
-		"python": corpusFiles(t, pythonStdlib(t), []string{".py"}, 3<<19),
+		"python":                               corpusFiles(t, pythonStdlib(t), []string{".py"}, 3<<19),
 	}
 	for name, files := range corpora {
 		checked := 0

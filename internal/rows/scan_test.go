@@ -127,12 +127,12 @@ func TestScannerInvalidUTF8(t *testing.T) {
 		offset int64
 	}{
 		{"ab\xffc", 2},
-		{"ok\n\xc3", 3},             // truncated at EOF
-		{"ok\n\xe2\x82", 3},         // truncated three-byte sequence
-		{"x\xed\xa0\x80", 1},        // UTF-16 surrogate
-		{"x\xc0\xaf", 1},            // overlong
+		{"ok\n\xc3", 3},           // truncated at EOF
+		{"ok\n\xe2\x82", 3},       // truncated three-byte sequence
+		{"x\xed\xa0\x80", 1},      // UTF-16 surrogate
+		{"x\xc0\xaf", 1},          // overlong
 		{"日本\xf4\x90\x80\x80", 6}, // beyond U+10FFFF
-		{"a\r\n\x80", 3},            // lone continuation byte
+		{"a\r\n\x80", 3},          // lone continuation byte
 	}
 	for _, tt := range tests {
 		for _, size := range []int{1, 2, 5, 4096} {
