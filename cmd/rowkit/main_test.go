@@ -2,8 +2,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -33,6 +37,10 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	"genlines":   cmdGenlines,
 	"tokens":     cmdTokens,
 	"rowsprefix": cmdRowsPrefix,
+	"bytes":      cmdBytes,
+	"mksock":     cmdMksock,
+	"denied":     cmdDenied,
+	"genlong":    cmdGenlong,
 }
 
 // scriptConds are the conditions scripts may test with [NAME].
@@ -116,4 +124,71 @@ func cmdRowsPrefix(ts *testscript.TestScript, neg bool, args []string) {
 	if out == "" || string(want) != out {
 		ts.Fatalf("%s is not a prefix of the rows of %s", args[0], args[1])
 	}
+}
+
+// bytes FILE GO-STRING writes the Go-escaped string (without its quotes) to
+// FILE, for content a txtar file cannot hold: CR, invalid UTF-8, no final LF.
+func cmdBytes(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: bytes FILE GO-STRING")
+	}
+	s, err := strconv.Unquote(`"` + args[1] + `"`)
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(s), 0o644))
+}
+
+// mksock PATH binds a unix socket at PATH for the rest of the script.
+func cmdMksock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: mksock PATH")
+	}
+	l, err := net.Listen("unix", ts.MkAbs(args[0]))
+	ts.Check(err)
+	ts.Defer(func() { l.Close() })
+}
+
+// denied CMD FILE runs CMD FILE on a copy of FILE that its user may not
+// read: mode 000, and, when the test runs as root (who reads anything), as
+// the user nobody. It checks that CMD fails with permission_denied.
+func cmdDenied(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: denied CMD FILE")
+	}
+	bin, err := exec.LookPath(args[0])
+	ts.Check(err)
+	// A directory every user can enter, holding the binary and the file.
+	dir, err := os.MkdirTemp("", "rowkit-denied")
+	ts.Check(err)
+	ts.Defer(func() { os.RemoveAll(dir) })
+	ts.Check(os.Chmod(dir, 0o755))
+	exe := filepath.Join(dir, args[0])
+	data, err := os.ReadFile(bin)
+	ts.Check(err)
+	ts.Check(os.WriteFile(exe, data, 0o755))
+	secret := filepath.Join(dir, "secret.txt")
+	ts.Check(os.WriteFile(secret, []byte(ts.ReadFile(args[1])), 0o000))
+
+	cmd := exec.Command(exe, secret)
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 1 || stdout.Len() != 0 || !strings.Contains(stderr.String(), "permission_denied") {
+		ts.Fatalf("want exit 1, empty stdout, permission_denied; got %v, stdout %q, stderr %q", err, stdout.String(), stderr.String())
+	}
+	ts.Logf("%s", stderr.String())
+}
+
+// genlong FILE BYTES writes one line of BYTES bytes, then a short line.
+func cmdGenlong(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: genlong FILE BYTES")
+	}
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	data := append(bytes.Repeat([]byte("word "), n/5+1)[:n], "\nafter\n"...)
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
 }
