@@ -20,12 +20,8 @@ func Main(ctx context.Context, env *Env, args []string, cmds []*Command) int {
 		invoked = filepath.Base(args[0])
 		args = args[1:]
 	}
-	for _, c := range cmds {
-		for _, a := range c.Aliases {
-			if a == invoked {
-				return c.Exec(ctx, env, invoked, args)
-			}
-		}
+	if c := byAlias(cmds, invoked); c != nil {
+		return c.Exec(ctx, env, invoked, args)
 	}
 	if len(args) == 0 {
 		overview(env.Stderr, cmds)
@@ -64,6 +60,17 @@ func find(cmds []*Command, name string) *Command {
 	return nil
 }
 
+func byAlias(cmds []*Command, name string) *Command {
+	for _, c := range cmds {
+		for _, a := range c.Aliases {
+			if a == name {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
 func help(env *Env, args []string, cmds []*Command) int {
 	switch {
 	case len(args) == 0:
@@ -78,13 +85,7 @@ func help(env *Env, args []string, cmds []*Command) int {
 		c = linkCommand(cmds)
 	}
 	if c == nil {
-		for _, cc := range cmds {
-			for _, a := range cc.Aliases {
-				if a == args[0] {
-					c = cc
-				}
-			}
-		}
+		c = byAlias(cmds, args[0])
 	}
 	if c == nil {
 		fmt.Fprintf(env.Stderr, "rowkit help: unknown command %q (see 'rowkit --help')\n", args[0])

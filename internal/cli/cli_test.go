@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+)
+
+func TestExitCodeAndDiagnostic(t *testing.T) {
+	tests := []struct {
+		err    error
+		exit   int
+		stderr string
+	}{
+		{nil, 0, ""},
+		{Usagef("missing PATH"), 2, "x: usage: missing PATH\n"},
+		{Errorf("not_found", "a.txt: no such file"), 1, "x: not_found: a.txt: no such file\n"},
+		{fmt.Errorf("wrapped: %w", Errorf("read", "boom")), 1, "x: wrapped: read: boom\n"},
+		{Incomplete(), 1, "x: output incomplete: 15,000-token limit reached\n"},
+		{errors.New("two\nlines"), 1, "x: two lines\n"},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		c := &Command{Name: "x", Run: func(context.Context, *Env, []string) error { return tt.err }}
+		code := c.Exec(context.Background(), &Env{Stdout: &stdout, Stderr: &stderr}, "x", nil)
+		if code != tt.exit || stderr.String() != tt.stderr || stdout.Len() != 0 {
+			t.Errorf("%v: exit %d stderr %q, want %d %q", tt.err, code, stderr.String(), tt.exit, tt.stderr)
+		}
+	}
+}
+
+func TestMainDispatch(t *testing.T) {
+	var got []string
+	c := &Command{Name: "echo", Aliases: []string{"hecho"}, Usage: "echo ARGS", Summary: "echo",
+		Run: func(_ context.Context, env *Env, args []string) error {
+			got = args
+			return nil
+		}}
+	cmds := []*Command{c}
+	tests := []struct {
+		argv []string
+		exit int
+		args []string
+	}{
+		{[]string{"/usr/local/bin/hecho", "a", "b"}, 0, []string{"a", "b"}},
+		{[]string{"rowkit", "echo", "c"}, 0, []string{"c"}},
+		{[]string{"rowkit", "hecho"}, 2, nil}, // an alias is not a subcommand
+		{[]string{"rowkit", "-x"}, 2, nil},
+		{[]string{"rowkit"}, 2, nil},
+		{[]string{"rowkit", "help", "hecho"}, 0, nil},
+		{[]string{"rowkit", "help", "a", "b"}, 2, nil},
+	}
+	for _, tt := range tests {
+		got = nil
+		var out, errb bytes.Buffer
+		exit := Main(context.Background(), &Env{Stdout: &out, Stderr: &errb}, tt.argv, cmds)
+		if exit != tt.exit || fmt.Sprint(got) != fmt.Sprint(tt.args) {
+			t.Errorf("%q: exit %d args %q, want %d %q (stderr %q)", tt.argv, exit, got, tt.exit, tt.args, errb.String())
+		}
+	}
+}
