@@ -77,7 +77,7 @@ func Search(ctx context.Context, plan *Plan, dir string, w io.Writer) (err error
 	}
 
 	out := bufio.NewWriterSize(w, 32<<10)
-	st := &stream{adm: rows.NewAdmitter(out), seen: map[rowKey]bool{}}
+	st := &stream{dir: dir, adm: rows.NewAdmitter(out), seen: map[rowKey]bool{}}
 	streamErr := st.run(bufio.NewReaderSize(pipe, 256<<10))
 	st.close()
 	if streamErr != nil {
@@ -226,6 +226,7 @@ type rowKey struct {
 
 // stream turns ripgrep's events into admitted rows.
 type stream struct {
+	dir  string // where rg runs: the base of the paths it reports
 	adm  *rows.Admitter
 	seen map[rowKey]bool // admitted rows, for first-seen de-duplication
 	src  *source         // the file of the current events
@@ -279,7 +280,7 @@ func (st *stream) lineEvent(ev *event) error {
 	}
 	if st.src == nil || st.src.path != string(path) || n < st.src.lf {
 		st.close()
-		if st.src, err = openSource(string(path)); err != nil {
+		if st.src, err = openSource(st.dir, string(path)); err != nil {
 			return err
 		}
 		st.pre = append(appendJSONString(st.pre[:0], string(path)), ':')

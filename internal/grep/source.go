@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 	"unicode/utf8"
 
@@ -54,10 +55,15 @@ type source struct {
 	utf16 bool   // the file starts with a UTF-16 byte order mark
 }
 
-// openSource opens path, which must be a regular file. It opens without
-// blocking, so a FIFO cannot hang hgrep.
-func openSource(path string) (*source, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+// openSource opens path, relative to dir as ripgrep reported it, which must
+// be a regular file. It opens without blocking, so a FIFO cannot hang hgrep.
+func openSource(dir, path string) (*source, error) {
+	name := path
+	if !filepath.IsAbs(path) {
+		// Not filepath.Join: cleaning "link/../x" could name another file.
+		name = dir + string(filepath.Separator) + path
+	}
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, cli.Errorf(CodeRead, "cannot reopen %s to verify its rows: %v", quote(path), unwrap(err))
 	}
@@ -204,14 +210,18 @@ func (s *source) rowsOf(n int, rgText []byte, subs []span) ([]segment, error) {
 	segs := s.segments()
 	if len(segs) > 1 && len(subs) > 0 {
 		var picked []segment
-		for _, sg := range segs {
+		for i, sg := range segs {
+			end := sg.end
+			if i == len(segs)-1 {
+				end = int(^uint(0) >> 1) // the line's terminator belongs to its last row
+			}
 			for _, m := range subs {
 				a, b := m.Start+shift, m.End+shift
 				last := b - 1
 				if b <= a {
 					last = a
 				}
-				if sg.start <= last && a <= sg.end {
+				if sg.start <= last && a <= end {
 					picked = append(picked, sg)
 					break
 				}
