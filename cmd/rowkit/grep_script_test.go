@@ -27,6 +27,7 @@ func init() {
 	scriptCmds["within"] = cmdWithin
 	scriptCmds["gone"] = cmdGone
 	scriptCmds["hgrep-rejects-all"] = cmdRejectsAll
+	scriptCmds["waitfile"] = cmdWaitfile
 }
 
 // fakerg DIR [exec] writes DIR/rg, a ripgrep stand-in that appends each
@@ -222,4 +223,17 @@ func cmdRejectsAll(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Logf("%d rejected spellings checked", n)
+}
+
+// waitfile FILE waits up to ten seconds for FILE to exist.
+func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile FILE")
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
+			return
+		}
+	}
+	ts.Fatalf("%s did not appear within 10s", args[0])
 }
