@@ -57,7 +57,7 @@ func (o *Option) Name() string {
 const (
 	whyOutput    = "an output mode; hgrep always prints complete verified rows"
 	whyMultiline = "multiline matches span several rows; hgrep reports single rows"
-	whyTransform = "ripgrep would search transformed input, whose lines are not the file's rows"
+	whyTransform = "ripgrep would search transformed input, not the file's rows"
 	whyInfo      = "informational; run rg itself for it"
 	whyStdin     = "hgrep searches files; its standard input is closed"
 )
@@ -183,7 +183,7 @@ var Options = []Option{
 	{Long: []string{"files-without-match"}, Action: Reject, Why: whyOutput},
 	{Long: []string{"files"}, Action: Reject, Why: "lists files instead of rows"},
 	{Long: []string{"only-matching"}, Short: 'o', Action: Reject, Why: "prints fragments; rows are always complete lines"},
-	{Long: []string{"replace"}, Short: 'r', Value: true, Action: Reject, Why: "ripgrep's -r rewrites the printed text; hgrep is already recursive (GNU -r is not needed)"},
+	{Long: []string{"replace"}, Short: 'r', Value: true, Action: Reject, Why: "rewrites the printed text (hgrep is recursive without GNU's -r)"},
 	{Long: []string{"vimgrep"}, Action: Reject, Why: whyOutput},
 	{Long: []string{"byte-offset"}, Short: 'b', Action: Reject, Why: whyOutput},
 	{Long: []string{"column"}, Action: Reject, Why: whyOutput},
@@ -215,7 +215,7 @@ var Options = []Option{
 	{Long: []string{"null-data"}, Action: Reject, Why: "splits lines at NUL; " + whyTransform},
 	{Long: []string{"text"}, Short: 'a', Action: Reject, Why: "searches binary files; " + whyTransform},
 	{Long: []string{"binary"}, Action: Reject, Why: "searches binary files; " + whyTransform},
-	{Long: []string{"encoding"}, Short: 'E', Value: true, Action: Reject, Why: "transcodes files; " + whyTransform + " (ripgrep regexes need no -E)"},
+	{Long: []string{"encoding"}, Short: 'E', Value: true, Action: Reject, Why: "transcodes files (regexes need no GNU -E); " + whyTransform},
 
 	// Informational.
 	{Long: []string{"help"}, Short: 'h', Action: Reject, Why: "informational; see 'rowkit help grep'"},

@@ -1,6 +1,7 @@
 package grep
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -197,4 +198,31 @@ func FuzzParse(f *testing.F) {
 		}
 		checkPlan(t, argv, plan)
 	})
+}
+
+// TestReadmeDocumentsEveryRow checks that the README's hgrep section names
+// every option of the table in the row of its action.
+func TestReadmeDocumentsEveryRow(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "\n## hgrep\n")
+	if !ok {
+		t.Fatal("README has no hgrep section")
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	label := map[Action]string{Pass: "| accepted: ", Drop: "| removed", Reject: "| rejected: "}
+	for i := range Options {
+		o := &Options[i]
+		found := false
+		for _, line := range strings.Split(sec, "\n") {
+			if strings.HasPrefix(line, label[o.Action]) && strings.Contains(line, "`"+o.Name()+"`") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("README's hgrep table does not list `%s` as %s", o.Name(), o.Action)
+		}
+	}
 }
