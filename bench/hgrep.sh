@@ -16,7 +16,7 @@ go build -o "$tmp/rowkit" ./cmd/rowkit
 ln -s rowkit "$tmp/hgrep"
 rg=$(command -v rg)
 
-echo "corpus: $corpus ($(du -sh "$corpus" | cut -f1)), $(rg --version | head -1), $(nproc) cores, $runs runs"
+echo "corpus: $corpus ($(du -sh "$corpus" | cut -f1)), $(rg --version 2>/dev/null | sed -n 1p), $(nproc) cores, $runs runs"
 python3 - "$runs" "$corpus" "$tmp/hgrep" "$rg" <<'PY'
 import os, statistics, subprocess, sys, time
 

@@ -77,9 +77,12 @@ func Search(ctx context.Context, plan *Plan, dir string, w io.Writer) (err error
 	}
 
 	out := bufio.NewWriterSize(w, 32<<10)
-	st := &stream{dir: dir, adm: rows.NewAdmitter(out), seen: map[rowKey]bool{}}
+	st := &stream{dir: dir, out: out, seen: map[rowKey]bool{}}
 	streamErr := st.run(bufio.NewReaderSize(pipe, 256<<10))
 	st.close()
+	if err := st.flush(); err != nil && streamErr == nil {
+		streamErr = err
+	}
 	if streamErr != nil {
 		stop() // ripgrep may still be writing: end it before waiting
 	}
@@ -226,12 +229,15 @@ type rowKey struct {
 
 // stream turns ripgrep's events into admitted rows.
 type stream struct {
-	dir  string // where rg runs: the base of the paths it reports
-	adm  *rows.Admitter
-	seen map[rowKey]bool // admitted rows, for first-seen de-duplication
-	src  *source         // the file of the current events
-	pre  []byte          // src's row prefix: "PATH":
-	row  []byte
+	dir     string // where rg runs: the base of the paths it reports
+	out     io.Writer
+	adm     *rows.Admitter  // nil while the rows fit in pending
+	pending []byte          // rows held before admission is needed
+	warm    bool            // the tokenizer is loading
+	seen    map[rowKey]bool // admitted rows, for first-seen de-duplication
+	src     *source         // the file of the current events
+	pre     []byte          // src's row prefix: "PATH":
+	row     []byte
 }
 
 // run consumes events until ripgrep's output ends or a row cannot be
@@ -291,7 +297,6 @@ func (st *stream) lineEvent(ev *event) error {
 	}
 	segs, err := st.src.rowsOf(n, text, subs)
 	if err == errRowTooLong {
-		st.adm.Omit()
 		return cli.Incomplete()
 	}
 	if err != nil {
@@ -303,7 +308,7 @@ func (st *stream) lineEvent(ev *event) error {
 			continue
 		}
 		st.row = rows.AppendRow(append(st.row[:0], st.pre...), sg.line, st.src.cur[sg.start:sg.end])
-		ok, err := st.adm.Admit(st.row)
+		ok, err := st.admit(st.row)
 		if err != nil {
 			return cli.Errorf(CodeWrite, "writing output: %v", unwrap(err))
 		}
@@ -311,6 +316,43 @@ func (st *stream) lineEvent(ev *event) error {
 			return cli.Incomplete()
 		}
 		st.seen[k] = true
+	}
+	return nil
+}
+
+// admit offers one row to token admission. A token is at least one byte,
+// so rows totalling at most rows.TokenLimit bytes are all admitted without
+// counting: they wait in pending, and a search with few results never
+// loads the tokenizer. Once they would pass it, they go to a real Admitter
+// as one block, whose count is the sum of its rows' counts.
+func (st *stream) admit(row []byte) (bool, error) {
+	if st.adm == nil {
+		if len(st.pending)+len(row) <= rows.TokenLimit {
+			st.pending = append(st.pending, row...)
+			if !st.warm && len(st.pending) > rows.TokenLimit/4 {
+				st.warm = true
+				go rows.CountTokens("") // load the tokenizer while rg works
+			}
+			return true, nil
+		}
+		st.adm = rows.NewAdmitter(st.out)
+		if len(st.pending) > 0 {
+			if ok, err := st.adm.Admit(st.pending); !ok || err != nil {
+				return ok, err // cannot happen for at most TokenLimit bytes, but never drop rows silently
+			}
+		}
+		st.pending = nil
+	}
+	return st.adm.Admit(row)
+}
+
+// flush writes rows still pending, which all fit.
+func (st *stream) flush() error {
+	if st.adm == nil && len(st.pending) > 0 {
+		if _, err := st.out.Write(st.pending); err != nil {
+			return cli.Errorf(CodeWrite, "writing output: %v", unwrap(err))
+		}
+		st.pending = nil
 	}
 	return nil
 }
