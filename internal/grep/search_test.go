@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ func search(t *testing.T, dir string, argv ...string) (string, error) {
 
 func h(text string) string { return rows.Hash([]byte(text)) }
 
-func files(t *testing.T, fs map[string]string) string {
+func files(t testing.TB, fs map[string]string) string {
 	dir := t.TempDir()
 	for name, content := range fs {
 		p := filepath.Join(dir, name)
@@ -242,4 +243,37 @@ func TestAdmitMatchesAdmitter(t *testing.T) {
 			t.Errorf("%d bytes of rows: got %d bytes (stopped %v), want %d (omitted %v)", n, got.Len(), stopped, want.Len(), ref.Report().Omitted)
 		}
 	}
+}
+
+// FuzzEvents feeds arbitrary bytes to the event stream reader as if rg had
+// written them: it never panics, and every row it prints is a verified row
+// of the file (a wrong identity is never printed, whatever rg says).
+func FuzzEvents(f *testing.F) {
+	const content = "alpha\rneedle one\r\nbeta\n\uFEFFx\nlast"
+	f.Add([]byte(`{"type":"begin","data":{"path":{"text":"f"}}}
+{"type":"match","data":{"path":{"text":"f"},"lines":{"text":"alpha\rneedle one\r\n"},"line_number":1,"absolute_offset":0,"submatches":[{"match":{"text":"needle"},"start":6,"end":12}]}}
+{"type":"context","data":{"path":{"text":"f"},"lines":{"text":"beta\n"},"line_number":2,"absolute_offset":18,"submatches":[]}}
+{"type":"end","data":{"path":{"text":"f"},"binary_offset":null,"stats":{}}}
+{"data":{"elapsed_total":{"human":"0.001s","nanos":1,"secs":0}},"type":"summary"}
+`))
+	f.Add([]byte(`{"type":"match","data":{"path":{"text":"f"},"lines":{"text":"last"},"line_number":4,"submatches":[{"start":9,"end":2}]}}` + "\n"))
+	f.Add([]byte(`{"type":"match","data":{"path":{"bytes":"Zg=="},"lines":{"bytes":"YmV0YQo="},"line_number":2}}` + "\n"))
+	f.Add([]byte(`{"type":"context","data":{"path":{"text":"f"},"lines":{"text":"x\n"},"line_number":99999999999}}` + "\n"))
+	dir := files(f, map[string]string{"f": content})
+	var valid []string
+	for _, r := range scannerRows(f, []byte(content)) {
+		valid = append(valid, `"f":`+r)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var out bytes.Buffer
+		st := &stream{dir: dir, out: &out, seen: map[rowKey]bool{}}
+		st.run(bufio.NewReader(bytes.NewReader(data)))
+		st.close()
+		st.flush()
+		for _, line := range strings.SplitAfter(out.String(), "\n") {
+			if line != "" && !slices.Contains(valid, line) {
+				t.Fatalf("printed %q, which is not a row of the file", line)
+			}
+		}
+	})
 }

@@ -31,7 +31,7 @@ func rgLines(content []byte) [][]byte {
 }
 
 // scannerRows is the reference: the verified rows of content per rows.Scanner.
-func scannerRows(t *testing.T, content []byte) []string {
+func scannerRows(t testing.TB, content []byte) []string {
 	sc := rows.NewScanner(bytes.NewReader(content))
 	var out []string
 	for sc.Scan(len(content)) {
