@@ -50,7 +50,7 @@ var envAllow = []string{"PATH", "HOME", "XDG_CONFIG_HOME"}
 // when admission stopped it (the admitted rows are written), or a coded
 // error. ripgrep never outlives Search: on any early return it is killed
 // and reaped.
-func Search(ctx context.Context, plan *Plan, dir string, w io.Writer) (err error) {
+func Search(ctx context.Context, plan *Plan, dir string, w io.Writer) error {
 	rg, err := exec.LookPath("rg")
 	if err != nil {
 		return cli.Errorf(CodeRgMissing, "ripgrep (rg) is not on PATH; install it (e.g. apt-get install ripgrep)")
