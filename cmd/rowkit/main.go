@@ -8,12 +8,14 @@ import (
 	"os"
 
 	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/grep"
 	"github.com/rowkit/rowkit/internal/hread"
 )
 
 // commands is every command the binary offers.
 var commands = []*cli.Command{
 	hread.Command,
+	grep.Command,
 }
 
 func main() {

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/rowkit/rowkit/internal/grep"
+)
+
+// realRg is the installed ripgrep, found before any script changes PATH.
+var realRg, realRgErr = exec.LookPath("rg")
+
+func init() {
+	scriptCmds["fakerg"] = cmdFakeRg
+	scriptCmds["withoutrg"] = cmdWithoutRg
+	scriptCmds["qwrite"] = cmdQwrite
+	scriptCmds["genmatches"] = cmdGenmatches
+	scriptCmds["within"] = cmdWithin
+	scriptCmds["gone"] = cmdGone
+	scriptCmds["hgrep-rejects-all"] = cmdRejectsAll
+	scriptCmds["waitfile"] = cmdWaitfile
+}
+
+// fakerg DIR [exec] writes DIR/rg, a ripgrep stand-in that appends each
+// argument to DIR/rg.log (one a line) and its pid to DIR/rg.pid, then
+// either execs the real rg (so the pid stays the same) or exits 0.
+func cmdFakeRg(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 || len(args) == 2 && args[1] != "exec" {
+		ts.Fatalf("usage: fakerg DIR [exec]")
+	}
+	dir := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(dir, 0o755))
+	script := fmt.Sprintf("#!/bin/sh\necho $$ >> '%s/rg.pid'\nprintf '%%s\\n' \"$@\" >> '%s/rg.log'\n", dir, dir)
+	if len(args) == 2 {
+		if realRgErr != nil {
+			ts.Fatalf("ripgrep is not installed: %v", realRgErr)
+		}
+		script += fmt.Sprintf("exec '%s' \"$@\"\n", realRg)
+	}
+	ts.Check(os.WriteFile(filepath.Join(dir, "rg"), []byte(script), 0o755))
+}
+
+// withoutrg removes from PATH every directory that holds an rg.
+func cmdWithoutRg(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: withoutrg")
+	}
+	var keep []string
+	for _, d := range filepath.SplitList(ts.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(d, "rg")); err == nil {
+			continue
+		}
+		keep = append(keep, d)
+	}
+	ts.Setenv("PATH", strings.Join(keep, string(filepath.ListSeparator)))
+}
+
+// qwrite PATH CONTENT writes a file whose name and content are Go string
+// literals, for names with newlines and content with CRs.
+func cmdQwrite(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: qwrite \"PATH\" \"CONTENT\"")
+	}
+	name, err1 := strconv.Unquote(args[0])
+	content, err2 := strconv.Unquote(args[1])
+	if err1 != nil || err2 != nil {
+		ts.Fatalf("qwrite: arguments must be Go string literals")
+	}
+	path := ts.MkAbs(name)
+	ts.Check(os.MkdirAll(filepath.Dir(path), 0o755))
+	ts.Check(os.WriteFile(path, []byte(content), 0o644))
+}
+
+// genmatches FILE N writes N lines "needle I".
+func cmdGenmatches(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: genmatches FILE N")
+	}
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	f, err := os.Create(ts.MkAbs(args[0]))
+	ts.Check(err)
+	w := bufio.NewWriterSize(f, 1<<20)
+	for i := range n {
+		fmt.Fprintf(w, "needle %d\n", i)
+	}
+	ts.Check(w.Flush())
+	ts.Check(f.Close())
+}
+
+// within SECONDS NAME ARGS... runs a program from PATH like exec, but fails
+// the script if it has not exited after SECONDS (and kills it), so that a
+// hang is a failure rather than a stuck test. Its output becomes stdout and
+// stderr. With !, the program must exit non-zero.
+func cmdWithin(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: within SECONDS NAME [ARGS...]")
+	}
+	secs, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	var prog string
+	for _, d := range filepath.SplitList(ts.Getenv("PATH")) {
+		if p := filepath.Join(d, args[1]); fileExists(p) {
+			prog = p
+			break
+		}
+	}
+	if prog == "" {
+		ts.Fatalf("%s is not on PATH", args[1])
+	}
+	cmd := exec.Command(prog, args[2:]...)
+	cmd.Dir = ts.MkAbs(".")
+	cmd.Env = []string{"PATH=" + ts.Getenv("PATH"), "HOME=" + ts.Getenv("HOME")}
+	cmd.Stdout, cmd.Stderr = ts.Stdout(), ts.Stderr()
+	start := time.Now()
+	ts.Check(cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(time.Duration(secs) * time.Second):
+		cmd.Process.Kill()
+		<-done
+		ts.Fatalf("%s did not exit within %ds", args[1], secs)
+	}
+	ts.Logf("%s exited after %v: %v", args[1], time.Since(start).Round(time.Millisecond), err)
+	var ee *exec.ExitError
+	switch {
+	case err != nil && !errors.As(err, &ee):
+		ts.Fatalf("%v", err)
+	case neg && err == nil:
+		ts.Fatalf("%s unexpectedly succeeded", args[1])
+	case !neg && err != nil:
+		ts.Fatalf("%s failed: %v", args[1], err)
+	}
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// gone PIDFILE checks that no process listed in PIDFILE is still running
+// (a zombie counts as gone: it has stopped and only waits to be reaped).
+func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: gone PIDFILE")
+	}
+	pids := strings.Fields(ts.ReadFile(args[0]))
+	if len(pids) == 0 {
+		ts.Fatalf("%s lists no process", args[0])
+	}
+	for _, pid := range pids {
+		stat, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		if i := strings.LastIndexByte(s, ')'); i >= 0 && strings.HasPrefix(s[i+1:], " Z") {
+			continue
+		}
+		ts.Fatalf("process %s is still running: %s", pid, s)
+	}
+}
+
+// hgrep-rejects-all runs hgrep with every rejected option of the policy
+// table, in each spelling, and checks that each exits 2 with one stderr
+// line naming the option. Run it with a fake rg first on PATH to prove that
+// rg never started.
+func cmdRejectsAll(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: hgrep-rejects-all")
+	}
+	n := 0
+	for i := range grep.Options {
+		o := &grep.Options[i]
+		if o.Action != grep.Reject {
+			continue
+		}
+		var argvs [][]string
+		if o.Short != 0 {
+			s := "-" + string(o.Short)
+			if o.Value {
+				argvs = append(argvs, []string{s, "x", "needle"}, []string{"-i" + s[1:] + "x", "needle"})
+			} else {
+				argvs = append(argvs, []string{s, "needle"}, []string{"-i" + s[1:], "needle"})
+			}
+		}
+		for _, l := range o.Long {
+			if o.Value {
+				argvs = append(argvs, []string{"--" + l, "x", "needle"}, []string{"--" + l + "=x", "needle"})
+			} else {
+				argvs = append(argvs, []string{"--" + l, "needle"})
+			}
+		}
+		for _, argv := range argvs {
+			err := ts.Exec("hgrep", argv...)
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+				ts.Fatalf("hgrep %q: %v, want exit status 2", argv, err)
+			}
+			stderr := ts.ReadFile("stderr")
+			name := "--" + strings.SplitN(strings.TrimPrefix(argv[0], "--"), "=", 2)[0]
+			if !strings.HasPrefix(argv[0], "--") {
+				name = "-" + string(o.Short)
+			}
+			if !strings.HasPrefix(stderr, "hgrep: usage: "+name+" ") || strings.Count(stderr, "\n") != 1 {
+				ts.Fatalf("hgrep %q: stderr %q does not name %s on one line", argv, stderr, name)
+			}
+			if ts.ReadFile("stdout") != "" {
+				ts.Fatalf("hgrep %q printed to stdout", argv)
+			}
+			n++
+		}
+	}
+	ts.Logf("%d rejected spellings checked", n)
+}
+
+// waitfile FILE waits up to ten seconds for FILE to exist.
+func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile FILE")
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
+			return
+		}
+	}
+	ts.Fatalf("%s did not appear within 10s", args[0])
+}
