@@ -1,0 +1,444 @@
+package review
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options is one review request, after the command line or the MCP call
+// has been turned into values. Validations are already authorised.
+type Options struct {
+	Repo                string
+	BaseRef             string   // "" auto-detects
+	Scopes              []string // nil is every scope
+	Detail              string   // DetailSummary or DetailFull
+	MaxFiles            int      // entries kept per list; counts stay true
+	GitTimeout          time.Duration
+	AllowRepoExecConfig bool
+
+	Validations    []Planned
+	MaxOutputBytes int           // per captured stream
+	TotalBudget    time.Duration // over all validations
+
+	// Diagnostics decided before the inspection (an ignored repository
+	// config, say) that belong in the report.
+	Diagnostics []Diagnostic
+}
+
+// Detail levels.
+const (
+	DetailSummary = "summary"
+	DetailFull    = "full"
+)
+
+// Defaults of the CLI.
+const (
+	DefaultMaxFiles       = 1000
+	DefaultGitTimeout     = 30 * time.Second
+	DefaultMaxOutputBytes = 32 << 10
+	DefaultTimeout        = 120 * time.Second
+	DefaultTotalBudget    = 600 * time.Second
+)
+
+// CheckRef refuses a caller-supplied ref that git could read as an option
+// or that carries control characters, before it reaches any git call.
+func CheckRef(ref string) error {
+	switch {
+	case ref == "":
+		return errorf(CodeUsage, "--base-ref is empty", "name a branch, tag or commit")
+	case ref[0] == '-':
+		return errorf(CodeUsage, fmt.Sprintf("--base-ref %q starts with '-'", ref), "refs may not start with a dash")
+	}
+	for i := 0; i < len(ref); i++ {
+		if c := ref[i]; c < 0x20 || c == 0x7f {
+			return errorf(CodeUsage, fmt.Sprintf("--base-ref %q contains control character 0x%02x at byte %d", ref, c, i), "")
+		}
+	}
+	return nil
+}
+
+// Inspect produces the report of one repository: the scopes asked for, then
+// the validations.
+func Inspect(ctx context.Context, o Options) (*Report, error) {
+	o = withDefaults(o)
+	if o.BaseRef != "" {
+		if err := CheckRef(o.BaseRef); err != nil {
+			return nil, err
+		}
+	}
+	want := map[string]bool{}
+	for _, s := range o.Scopes {
+		want[s] = true
+	}
+	r := &Report{
+		SchemaVersion: SchemaVersion,
+		Detail:        o.Detail,
+		Scopes:        o.Scopes,
+		Validations:   []Validation{},
+		Diagnostics:   append([]Diagnostic{}, o.Diagnostics...),
+		Truncation:    Truncation{Fields: []Truncated{}},
+	}
+	g, top, err := openRepo(ctx, o, r)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { r.GitCalls = int(g.calls.Load()) }()
+	r.Repository.Path = top
+
+	var (
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		firstErr  error
+		committed []Entry
+		scopes    = map[string][]Entry{}
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+	}
+	diffArgs := []string{"diff", "--raw", "--numstat", "-z", "-M", "-C", "--no-ext-diff", "--no-textconv", "--no-color", "--ignore-submodules=dirty"}
+	scope := func(name string, args ...string) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := g.must(ctx, args...)
+			if err != nil {
+				fail(err)
+				return
+			}
+			var es []Entry
+			if name == ScopeUntracked {
+				es, err = parseUntracked(out)
+			} else {
+				es, err = parseDiff(out)
+			}
+			if err != nil {
+				fail(errorf(CodeGitFailed, fmt.Sprintf("reading git's %s output: %v", name, err), ""))
+				return
+			}
+			mu.Lock()
+			scopes[name] = es
+			mu.Unlock()
+		}()
+	}
+	if want[ScopeCommitted] && !r.Repository.Head.Unborn {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			committed, err = inspectCommitted(ctx, g, o, r, &mu, diffArgs)
+			if err != nil {
+				fail(err)
+			}
+		}()
+	}
+	if want[ScopeStaged] {
+		args := append(append([]string{}, diffArgs...), "--cached")
+		if !r.Repository.Head.Unborn {
+			args = append(args, r.Repository.Head.Oid)
+		}
+		scope(ScopeStaged, append(args, "--")...)
+	}
+	if want[ScopeUnstaged] {
+		scope(ScopeUnstaged, append(append([]string{}, diffArgs...), "--")...)
+	}
+	if want[ScopeUntracked] {
+		scope(ScopeUntracked, "ls-files", "--others", "--exclude-standard", "-z", "--")
+	}
+	wg.Wait()
+	r.GitCalls = int(g.calls.Load())
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	scopes[ScopeCommitted] = committed
+	assemble(r, o, scopes)
+	if _, err := os.Lstat(filepath.Join(top, ".gitmodules")); err == nil {
+		r.warn("W_SUBMODULES", "the repository has submodules; their contents are not inspected (only a changed submodule commit is reported)", "")
+	}
+	runValidations(ctx, o, r, top)
+	return r, nil
+}
+
+func withDefaults(o Options) Options {
+	if o.Scopes == nil {
+		o.Scopes = AllScopes
+	}
+	if o.Detail == "" {
+		o.Detail = DetailFull
+	}
+	if o.MaxFiles <= 0 {
+		o.MaxFiles = DefaultMaxFiles
+	}
+	if o.GitTimeout <= 0 {
+		o.GitTimeout = DefaultGitTimeout
+	}
+	if o.MaxOutputBytes <= 0 {
+		o.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	if o.TotalBudget <= 0 {
+		o.TotalBudget = DefaultTotalBudget
+	}
+	return o
+}
+
+// openRepo finds the work tree, reads HEAD and audits the repository's
+// executable configuration, and returns the git runner the scopes use.
+func openRepo(ctx context.Context, o Options, r *Report) (*git, string, error) {
+	abs, err := filepath.Abs(o.Repo)
+	if err != nil {
+		return nil, "", errorf(CodeRepoNotFound, fmt.Sprintf("--repo %q: %v", o.Repo, err), "")
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return nil, "", errorf(CodeRepoNotFound, fmt.Sprintf("--repo %s is not a directory", abs), "pass the path of a git work tree")
+	}
+	g := &git{dir: abs, timeout: o.GitTimeout}
+	var (
+		rev, conf       gitResult
+		revErr, confErr error
+		wg              sync.WaitGroup
+	)
+	// Neither call executes configuration, so they may run side by side.
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		rev, revErr = g.run(ctx, "rev-parse", "--is-bare-repository", "--absolute-git-dir", "--show-toplevel", "HEAD", "--symbolic-full-name", "HEAD", "--")
+	}()
+	go func() {
+		defer wg.Done()
+		conf, confErr = g.run(ctx, "config", "--list", "-z", "--show-scope")
+	}()
+	wg.Wait()
+	if revErr != nil {
+		return g, "", revErr
+	}
+	lines := strings.Split(strings.TrimSuffix(string(rev.out), "\n"), "\n")
+	switch {
+	case strings.Contains(rev.stderr, "dubious ownership"):
+		return g, "", errorf(CodeUnsafeRepo, fmt.Sprintf("git refuses %s: it is owned by another user", abs),
+			"if you trust it, run: git config --global --add safe.directory "+abs)
+	case len(lines) >= 1 && lines[0] == "true":
+		return g, "", errorf(CodeBareRepo, fmt.Sprintf("%s is a bare repository: there is no work tree to inspect", abs), "pass a work tree (git worktree add) instead")
+	case strings.Contains(rev.stderr, "not a git repository"):
+		return g, "", errorf(CodeNotARepo, fmt.Sprintf("%s is not inside a git work tree", abs), "run git init, or pass the path of a checkout")
+	case rev.exit == 0 && len(lines) == 6:
+		r.Repository.Head.Oid = lines[3]
+		if lines[4] == "HEAD" {
+			r.Repository.Head.Detached = true
+			r.warn("W_DETACHED_HEAD", "HEAD is detached at "+lines[3], "")
+		} else {
+			r.Repository.Head.Branch = strings.TrimPrefix(lines[4], "refs/heads/")
+		}
+	case rev.exit != 0 && len(lines) == 3 && strings.Contains(rev.stderr, "'HEAD'"):
+		r.Repository.Head.Unborn = true
+	default:
+		return g, "", gitFailure("rev-parse", rev)
+	}
+	if !isHex(r.Repository.Head.Oid) && !r.Repository.Head.Unborn {
+		return g, "", errorf(CodeGitFailed, fmt.Sprintf("git rev-parse gave %q for HEAD", r.Repository.Head.Oid), "")
+	}
+	top := lines[2]
+	g.dir = top
+	if confErr != nil {
+		return g, "", confErr
+	}
+	if conf.exit != 0 {
+		return g, "", gitFailure("config", conf)
+	}
+	entries, err := parseConfigList(conf.out)
+	if err != nil {
+		return g, "", errorf(CodeGitFailed, "reading git config --list: "+err.Error(), "")
+	}
+	if err := audit(g, entries, o.AllowRepoExecConfig, r); err != nil {
+		return g, "", err
+	}
+	if r.Repository.Head.Unborn {
+		// HEAD names a branch with no commit: a new repository, or a
+		// branch that was deleted under HEAD.
+		res, err := g.run(ctx, "symbolic-ref", "-q", "HEAD")
+		if err != nil {
+			return g, "", err
+		}
+		name := strings.TrimSpace(string(res.out))
+		r.Repository.Head.Branch = strings.TrimPrefix(name, "refs/heads/")
+		r.warn("W_NO_COMMITS", fmt.Sprintf("HEAD (%s) has no commit yet; there is no committed scope", name), "")
+	}
+	return g, top, nil
+}
+
+func isHex(s string) bool {
+	if len(s) < 40 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// baseCandidates are tried in order when no --base-ref is given; the first
+// is origin/HEAD, which stands for the branch it points at.
+var baseCandidates = []string{
+	"refs/remotes/origin/HEAD", "refs/remotes/origin/main", "refs/remotes/origin/master",
+	"refs/heads/main", "refs/heads/master",
+}
+
+// inspectCommitted resolves the base, its merge base with HEAD, and the
+// paths changed between them. Degraded cases are warnings.
+func inspectCommitted(ctx context.Context, g *git, o Options, r *Report, mu *sync.Mutex, diffArgs []string) ([]Entry, error) {
+	base := &Base{Requested: o.BaseRef}
+	if o.BaseRef != "" {
+		res, err := g.run(ctx, "rev-parse", "--verify", "-q", "--end-of-options", o.BaseRef+"^{commit}")
+		if err != nil {
+			return nil, err
+		}
+		oid := strings.TrimSpace(string(res.out))
+		if res.exit != 0 || !isHex(oid) {
+			return nil, errorf(CodeBaseRef, fmt.Sprintf("--base-ref %q does not name a commit", o.BaseRef), "check the name with git rev-parse --verify, or fetch it")
+		}
+		base.Ref, base.Oid = o.BaseRef, oid
+	} else {
+		out, err := g.must(ctx, append([]string{"for-each-ref", "--format=%(refname)%00%(objectname)%00%(symref)"}, baseCandidates...)...)
+		if err != nil {
+			return nil, err
+		}
+		found := map[string][2]string{}
+		for _, l := range strings.Split(string(out), "\n") {
+			if f := strings.Split(l, "\x00"); len(f) == 3 {
+				found[f[0]] = [2]string{f[1], f[2]}
+			}
+		}
+		for _, c := range baseCandidates {
+			if v, ok := found[c]; ok && isHex(v[0]) {
+				base.Ref, base.Oid = strings.TrimPrefix(strings.TrimPrefix(c, "refs/remotes/"), "refs/heads/"), v[0]
+				if v[1] != "" {
+					base.Ref = strings.TrimPrefix(v[1], "refs/remotes/")
+				}
+				break
+			}
+		}
+		if base.Oid == "" {
+			mu.Lock()
+			r.warn("W_NO_BASE_REF", "no base ref found (origin/HEAD, origin/main, origin/master, main, master); the committed scope is empty", "pass --base-ref")
+			mu.Unlock()
+			return nil, nil
+		}
+	}
+	mu.Lock()
+	r.Repository.Base = base
+	mu.Unlock()
+	head := r.Repository.Head.Oid
+	res, err := g.run(ctx, "merge-base", base.Oid, head)
+	if err != nil {
+		return nil, err
+	}
+	mb := strings.TrimSpace(string(res.out))
+	if res.exit == 1 && mb == "" {
+		mu.Lock()
+		r.warn("W_NO_MERGE_BASE", fmt.Sprintf("%s and HEAD have no common ancestor (unrelated histories); the committed scope is empty", base.Ref), "pass a --base-ref that shares history with HEAD")
+		mu.Unlock()
+		return nil, nil
+	}
+	if res.exit != 0 || !isHex(mb) {
+		return nil, gitFailure("merge-base", res)
+	}
+	base.MergeBase = mb
+	out, err := g.must(ctx, append(append([]string{}, diffArgs...), mb, head, "--")...)
+	if err != nil {
+		return nil, err
+	}
+	es, err := parseDiff(out)
+	if err != nil {
+		return nil, errorf(CodeGitFailed, "reading git's committed output: "+err.Error(), "")
+	}
+	return es, nil
+}
+
+// assemble sorts the scopes, builds their union, applies the list bound and
+// the detail level.
+func assemble(r *Report, o Options, scopes map[string][]Entry) {
+	type acc struct {
+		f    File
+		rank int
+	}
+	union := map[Path]*acc{}
+	rank := func(status string) int {
+		for i, s := range statusPrecedence {
+			if s == status {
+				return i
+			}
+		}
+		return len(statusPrecedence)
+	}
+	for _, name := range AllScopes {
+		es := scopes[name]
+		sort.SliceStable(es, func(i, j int) bool { return es[i].Path < es[j].Path })
+		for _, e := range es {
+			if e.Status == "unmerged" {
+				r.warnOnce("W_UNMERGED_PATHS", "there are unmerged paths: a merge, rebase or cherry-pick is in progress", "resolve the conflicts and git add the files")
+			}
+			a := union[e.Path]
+			if a == nil {
+				a = &acc{f: File{Path: e.Path, Status: e.Status, OrigPath: e.OrigPath}, rank: rank(e.Status)}
+				union[e.Path] = a
+			} else if k := rank(e.Status); k < a.rank {
+				a.f.Status, a.f.OrigPath, a.rank = e.Status, e.OrigPath, k
+			}
+			if e.Kind != "" {
+				a.f.Kind = e.Kind
+			}
+			a.f.Scopes = append(a.f.Scopes, name)
+		}
+	}
+	files := make([]File, 0, len(union))
+	for _, a := range union {
+		files = append(files, a.f)
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	c := &r.Changes
+	c.Counts = Counts{
+		Committed: len(scopes[ScopeCommitted]), Staged: len(scopes[ScopeStaged]),
+		Unstaged: len(scopes[ScopeUnstaged]), Untracked: len(scopes[ScopeUntracked]),
+		Files: len(files),
+	}
+	c.Files = capList(r, "changes.files", files, o.MaxFiles)
+	if o.Detail == DetailFull {
+		c.Committed = capList(r, "changes.committed", scopes[ScopeCommitted], o.MaxFiles)
+		c.Staged = capList(r, "changes.staged", scopes[ScopeStaged], o.MaxFiles)
+		c.Unstaged = capList(r, "changes.unstaged", scopes[ScopeUnstaged], o.MaxFiles)
+		c.Untracked = capList(r, "changes.untracked", scopes[ScopeUntracked], o.MaxFiles)
+	}
+}
+
+func capList[T any](r *Report, field string, list []T, max int) []T {
+	if len(list) <= max {
+		return list
+	}
+	r.truncate(Truncated{Field: field, ItemsRemoved: len(list) - max})
+	return list[:max]
+}
+
+func (r *Report) truncate(t Truncated) {
+	r.Truncation.Applied = true
+	r.Truncation.BytesRemoved += t.BytesRemoved
+	r.Truncation.Fields = append(r.Truncation.Fields, t)
+}
+
+func (r *Report) warnOnce(code, msg, hint string) {
+	for _, d := range r.Diagnostics {
+		if d.Code == code {
+			return
+		}
+	}
+	r.warn(code, msg, hint)
+}
