@@ -70,27 +70,30 @@ func unwrapPath(err error) error {
 
 // ParseConfig decodes and checks a config document.
 func ParseConfig(data []byte) (*Config, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var c Config
-	if err := dec.Decode(&c); err != nil {
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &te):
-			return nil, fmt.Errorf("key %q: %s is not a %s", te.Field, te.Value, te.Type)
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			return nil, fmt.Errorf("unknown key %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	var top struct {
+		Validations map[string]json.RawMessage `json:"validations"`
+		MCP         json.RawMessage            `json:"mcp,omitempty"`
+	}
+	if err := strict(data, &top, ""); err != nil {
+		return nil, err
+	}
+	var mcp *ConfigMCP
+	if top.MCP != nil {
+		mcp = new(ConfigMCP)
+		if err := strict(top.MCP, mcp, "mcp."); err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("not valid JSON: %v", err)
 	}
-	if dec.More() {
-		return nil, errors.New("unexpected data after the JSON object")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("unexpected data after the JSON object")
-	}
-	if c.Validations == nil {
+	if top.Validations == nil {
 		return nil, errors.New(`key "validations" is missing (an empty allowlist is {})`)
+	}
+	c := Config{Validations: map[string]ConfigValidation{}, MCP: mcp}
+	for n, raw := range top.Validations {
+		var v ConfigValidation
+		if err := strict(raw, &v, "validations."+n+"."); err != nil {
+			return nil, err
+		}
+		c.Validations[n] = v
 	}
 	names := make([]string, 0, len(c.Validations))
 	for n := range c.Validations {
@@ -155,4 +158,31 @@ func (c *Config) Plan(name string, def time.Duration) (Planned, error) {
 		t = time.Duration(*v.TimeoutMs) * time.Millisecond
 	}
 	return Planned{ID: name, Argv: v.Argv, Timeout: t}, nil
+}
+
+// strict decodes one JSON value into v, refusing unknown keys and trailing
+// data; errors name the key, prefixed by prefix.
+func strict(data []byte, v any, prefix string) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &te) && te.Field == "":
+			if prefix == "" {
+				return errors.New("the config must be a JSON object")
+			}
+			return fmt.Errorf("key %q must be a JSON object", strings.TrimSuffix(prefix, "."))
+		case errors.As(err, &te):
+			return fmt.Errorf("key %q: %s is not a %s", prefix+te.Field, te.Value, te.Type)
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+			return fmt.Errorf("unknown key %q", prefix+name)
+		}
+		return fmt.Errorf("not valid JSON: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("unexpected data after the JSON object")
+	}
+	return nil
 }

@@ -182,10 +182,13 @@ func parseConfigList(b []byte) ([]configEntry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("config entry: %w", err)
 		}
-		if len(scope) == 0 || len(kv) == 0 {
-			return nil, errors.New("config entry: empty scope or key")
+		if len(scope) == 0 {
+			return nil, errors.New("config entry: empty scope")
 		}
 		k, v, has := bytes.Cut(kv, []byte{'\n'})
+		if len(k) == 0 {
+			return nil, errors.New("config entry: empty key")
+		}
 		out = append(out, configEntry{Scope: string(scope), Key: string(k), Value: string(v), HasValue: has})
 		b = rest
 	}
