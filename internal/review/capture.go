@@ -46,6 +46,11 @@ func newCapture(max int) *capture {
 func (c *capture) Write(p []byte) (int, error) {
 	c.total += int64(len(p))
 	for _, b := range p {
+		if b >= 0x80 && c.state != stNormal && c.state != stOSC && c.state != stOSCEsc {
+			// Not part of an escape sequence: end it, and keep the byte,
+			// which may start a UTF-8 sequence.
+			c.state = stNormal
+		}
 		switch c.state {
 		case stEsc:
 			switch {

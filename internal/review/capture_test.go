@@ -16,6 +16,7 @@ var captureCases = []struct {
 	{"ansi colours", "\x1b[31mred\x1b[0m \x1b[1;32mgreen\x1b[m\n", 100, "red green\n", 0},
 	{"osc title", "\x1b]0;title\x07text\x1b]8;;http://x\x1b\\link\n", 100, "textlink\n", 0},
 	{"charset", "\x1b(Bplain\n", 100, "plain\n", 0},
+	{"escape before utf8", "\x1bĦ\x1b[Ħ\n", 100, "ĦĦ\n", 0},
 	{"progress bar", "10%\r50%\r100%\ndone\n", 100, "100%\ndone\n", 0},
 	{"crlf", "a\r\nb\r\n", 100, "a\nb\n", 0},
 	{"cr at end", "partial\r", 100, "partial", 0},
