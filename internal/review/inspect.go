@@ -84,7 +84,7 @@ func Inspect(ctx context.Context, o Options) (*Report, error) {
 		Diagnostics:   append([]Diagnostic{}, o.Diagnostics...),
 		Truncation:    Truncation{Fields: []Truncated{}},
 	}
-	g, top, err := openRepo(ctx, o, r)
+	g, top, base, err := openRepo(ctx, o, r, want[ScopeCommitted])
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func Inspect(ctx context.Context, o Options) (*Report, error) {
 		go func() {
 			defer wg.Done()
 			var err error
-			committed, err = inspectCommitted(ctx, g, o, r, &mu, diffArgs)
+			committed, err = inspectCommitted(ctx, g, base, r, &mu, diffArgs)
 			if err != nil {
 				fail(err)
 			}
@@ -190,23 +190,26 @@ func withDefaults(o Options) Options {
 	return o
 }
 
-// openRepo finds the work tree, reads HEAD and audits the repository's
-// executable configuration, and returns the git runner the scopes use.
-func openRepo(ctx context.Context, o Options, r *Report) (*git, string, error) {
+// openRepo finds the work tree, reads HEAD, audits the repository's
+// executable configuration and, when the committed scope is wanted,
+// resolves the base; it returns the git runner the scopes use.
+func openRepo(ctx context.Context, o Options, r *Report, wantBase bool) (*git, string, *baseResult, error) {
 	abs, err := filepath.Abs(o.Repo)
 	if err != nil {
-		return nil, "", errorf(CodeRepoNotFound, fmt.Sprintf("--repo %q: %v", o.Repo, err), "")
+		return nil, "", nil, errorf(CodeRepoNotFound, fmt.Sprintf("--repo %q: %v", o.Repo, err), "")
 	}
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-		return nil, "", errorf(CodeRepoNotFound, fmt.Sprintf("--repo %s is not a directory", abs), "pass the path of a git work tree")
+		return nil, "", nil, errorf(CodeRepoNotFound, fmt.Sprintf("--repo %s is not a directory", abs), "pass the path of a git work tree")
 	}
 	g := &git{dir: abs, timeout: o.GitTimeout}
 	var (
 		rev, conf       gitResult
 		revErr, confErr error
+		base            *baseResult
 		wg              sync.WaitGroup
 	)
-	// Neither call executes configuration, so they may run side by side.
+	// None of these calls executes configuration, so they run side by side
+	// before the audit.
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
@@ -216,19 +219,26 @@ func openRepo(ctx context.Context, o Options, r *Report) (*git, string, error) {
 		defer wg.Done()
 		conf, confErr = g.run(ctx, "config", "--list", "-z", "--show-scope")
 	}()
+	if wantBase {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			base = resolveBase(ctx, g, o.BaseRef)
+		}()
+	}
 	wg.Wait()
 	if revErr != nil {
-		return g, "", revErr
+		return g, "", nil, revErr
 	}
 	lines := strings.Split(strings.TrimSuffix(string(rev.out), "\n"), "\n")
 	switch {
 	case strings.Contains(rev.stderr, "dubious ownership"):
-		return g, "", errorf(CodeUnsafeRepo, fmt.Sprintf("git refuses %s: it is owned by another user", abs),
+		return g, "", nil, errorf(CodeUnsafeRepo, fmt.Sprintf("git refuses %s: it is owned by another user", abs),
 			"if you trust it, run: git config --global --add safe.directory "+abs)
 	case len(lines) >= 1 && lines[0] == "true":
-		return g, "", errorf(CodeBareRepo, fmt.Sprintf("%s is a bare repository: there is no work tree to inspect", abs), "pass a work tree (git worktree add) instead")
+		return g, "", nil, errorf(CodeBareRepo, fmt.Sprintf("%s is a bare repository: there is no work tree to inspect", abs), "pass a work tree (git worktree add) instead")
 	case strings.Contains(rev.stderr, "not a git repository"):
-		return g, "", errorf(CodeNotARepo, fmt.Sprintf("%s is not inside a git work tree", abs), "run git init, or pass the path of a checkout")
+		return g, "", nil, errorf(CodeNotARepo, fmt.Sprintf("%s is not inside a git work tree", abs), "run git init, or pass the path of a checkout")
 	case rev.exit == 0 && len(lines) == 6:
 		r.Repository.Head.Oid = lines[3]
 		if lines[4] == "HEAD" {
@@ -240,38 +250,42 @@ func openRepo(ctx context.Context, o Options, r *Report) (*git, string, error) {
 	case rev.exit != 0 && len(lines) == 3 && strings.Contains(rev.stderr, "'HEAD'"):
 		r.Repository.Head.Unborn = true
 	default:
-		return g, "", gitFailure("rev-parse", rev)
+		return g, "", nil, gitFailure("rev-parse", rev)
 	}
 	if !isHex(r.Repository.Head.Oid) && !r.Repository.Head.Unborn {
-		return g, "", errorf(CodeGitFailed, fmt.Sprintf("git rev-parse gave %q for HEAD", r.Repository.Head.Oid), "")
+		return g, "", nil, errorf(CodeGitFailed, fmt.Sprintf("git rev-parse gave %q for HEAD", r.Repository.Head.Oid), "")
 	}
 	top := lines[2]
 	g.dir = top
 	if confErr != nil {
-		return g, "", confErr
+		return g, "", nil, confErr
 	}
 	if conf.exit != 0 {
-		return g, "", gitFailure("config", conf)
+		return g, "", nil, gitFailure("config", conf)
 	}
 	entries, err := parseConfigList(conf.out)
 	if err != nil {
-		return g, "", errorf(CodeGitFailed, "reading git config --list: "+err.Error(), "")
+		return g, "", nil, errorf(CodeGitFailed, "reading git config --list: "+err.Error(), "")
 	}
 	if err := audit(g, entries, o.AllowRepoExecConfig, r); err != nil {
-		return g, "", err
+		return g, "", nil, err
 	}
 	if r.Repository.Head.Unborn {
 		// HEAD names a branch with no commit: a new repository, or a
 		// branch that was deleted under HEAD.
 		res, err := g.run(ctx, "symbolic-ref", "-q", "HEAD")
 		if err != nil {
-			return g, "", err
+			return g, "", nil, err
 		}
 		name := strings.TrimSpace(string(res.out))
 		r.Repository.Head.Branch = strings.TrimPrefix(name, "refs/heads/")
 		r.warn("W_NO_COMMITS", fmt.Sprintf("HEAD (%s) has no commit yet; there is no committed scope", name), "")
+		return g, top, nil, nil
 	}
-	return g, top, nil
+	if base != nil && base.err != nil {
+		return g, "", nil, base.err
+	}
+	return g, top, base, nil
 }
 
 func isHex(s string) bool {
@@ -293,71 +307,104 @@ var baseCandidates = []string{
 	"refs/heads/main", "refs/heads/master",
 }
 
-// inspectCommitted resolves the base, its merge base with HEAD, and the
-// paths changed between them. Degraded cases are warnings.
-func inspectCommitted(ctx context.Context, g *git, o Options, r *Report, mu *sync.Mutex, diffArgs []string) ([]Entry, error) {
-	base := &Base{Requested: o.BaseRef}
-	if o.BaseRef != "" {
-		res, err := g.run(ctx, "rev-parse", "--verify", "-q", "--end-of-options", o.BaseRef+"^{commit}")
+// baseResult is the base of the committed scope, or why there is none.
+type baseResult struct {
+	base *Base // nil: none found (a warning, not an error)
+	err  error
+}
+
+// resolveBase finds the commit the committed scope is measured from: the
+// caller's --base-ref (verified, after --end-of-options) or the first of
+// baseCandidates that exists.
+func resolveBase(ctx context.Context, g *git, ref string) *baseResult {
+	base := &Base{Requested: ref}
+	if ref != "" {
+		res, err := g.run(ctx, "rev-parse", "--verify", "-q", "--end-of-options", ref+"^{commit}")
 		if err != nil {
-			return nil, err
+			return &baseResult{err: err}
 		}
 		oid := strings.TrimSpace(string(res.out))
 		if res.exit != 0 || !isHex(oid) {
-			return nil, errorf(CodeBaseRef, fmt.Sprintf("--base-ref %q does not name a commit", o.BaseRef), "check the name with git rev-parse --verify, or fetch it")
+			return &baseResult{err: errorf(CodeBaseRef, fmt.Sprintf("--base-ref %q does not name a commit", ref), "check the name with git rev-parse --verify, or fetch it")}
 		}
-		base.Ref, base.Oid = o.BaseRef, oid
-	} else {
-		out, err := g.must(ctx, append([]string{"for-each-ref", "--format=%(refname)%00%(objectname)%00%(symref)"}, baseCandidates...)...)
-		if err != nil {
-			return nil, err
-		}
-		found := map[string][2]string{}
-		for _, l := range strings.Split(string(out), "\n") {
-			if f := strings.Split(l, "\x00"); len(f) == 3 {
-				found[f[0]] = [2]string{f[1], f[2]}
-			}
-		}
-		for _, c := range baseCandidates {
-			if v, ok := found[c]; ok && isHex(v[0]) {
-				base.Ref, base.Oid = strings.TrimPrefix(strings.TrimPrefix(c, "refs/remotes/"), "refs/heads/"), v[0]
-				if v[1] != "" {
-					base.Ref = strings.TrimPrefix(v[1], "refs/remotes/")
-				}
-				break
-			}
-		}
-		if base.Oid == "" {
-			mu.Lock()
-			r.warn("W_NO_BASE_REF", "no base ref found (origin/HEAD, origin/main, origin/master, main, master); the committed scope is empty", "pass --base-ref")
-			mu.Unlock()
-			return nil, nil
+		base.Ref, base.Oid = ref, oid
+		return &baseResult{base: base}
+	}
+	out, err := g.must(ctx, append([]string{"for-each-ref", "--format=%(refname)%00%(objectname)%00%(symref)"}, baseCandidates...)...)
+	if err != nil {
+		return &baseResult{err: err}
+	}
+	found := map[string][2]string{}
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Split(l, "\x00"); len(f) == 3 {
+			found[f[0]] = [2]string{f[1], f[2]}
 		}
 	}
+	for _, c := range baseCandidates {
+		if v, ok := found[c]; ok && isHex(v[0]) {
+			base.Ref, base.Oid = strings.TrimPrefix(strings.TrimPrefix(c, "refs/remotes/"), "refs/heads/"), v[0]
+			if v[1] != "" {
+				base.Ref = strings.TrimPrefix(v[1], "refs/remotes/")
+			}
+			return &baseResult{base: base}
+		}
+	}
+	return &baseResult{}
+}
+
+// inspectCommitted lists the paths changed between the merge base of base
+// and HEAD, and HEAD. git diff BASE...HEAD finds the merge base itself; the
+// merge-base call beside it only names it in the report, so the two run at
+// once. Degraded cases are warnings.
+func inspectCommitted(ctx context.Context, g *git, br *baseResult, r *Report, mu *sync.Mutex, diffArgs []string) ([]Entry, error) {
+	if br.base == nil {
+		mu.Lock()
+		r.warn("W_NO_BASE_REF", "no base ref found (origin/HEAD, origin/main, origin/master, main, master); the committed scope is empty", "pass --base-ref")
+		mu.Unlock()
+		return nil, nil
+	}
+	base := br.base
 	mu.Lock()
 	r.Repository.Base = base
 	mu.Unlock()
 	head := r.Repository.Head.Oid
-	res, err := g.run(ctx, "merge-base", base.Oid, head)
-	if err != nil {
-		return nil, err
+	var (
+		mbRes   gitResult
+		mbErr   error
+		wg      sync.WaitGroup
+		diffRes gitResult
+		diffErr error
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		mbRes, mbErr = g.run(ctx, "merge-base", base.Oid, head)
+	}()
+	diffRes, diffErr = g.run(ctx, append(append([]string{}, diffArgs...), base.Oid+"..."+head, "--")...)
+	wg.Wait()
+	if mbErr != nil {
+		return nil, mbErr
 	}
-	mb := strings.TrimSpace(string(res.out))
-	if res.exit == 1 && mb == "" {
+	mb := strings.TrimSpace(string(mbRes.out))
+	if mbRes.exit == 1 && mb == "" {
 		mu.Lock()
 		r.warn("W_NO_MERGE_BASE", fmt.Sprintf("%s and HEAD have no common ancestor (unrelated histories); the committed scope is empty", base.Ref), "pass a --base-ref that shares history with HEAD")
 		mu.Unlock()
 		return nil, nil
 	}
-	if res.exit != 0 || !isHex(mb) {
-		return nil, gitFailure("merge-base", res)
+	if mbRes.exit != 0 || !isHex(mb) {
+		return nil, gitFailure("merge-base", mbRes)
 	}
+	mu.Lock()
 	base.MergeBase = mb
-	out, err := g.must(ctx, append(append([]string{}, diffArgs...), mb, head, "--")...)
-	if err != nil {
-		return nil, err
+	mu.Unlock()
+	if diffErr != nil {
+		return nil, diffErr
 	}
-	es, err := parseDiff(out)
+	if diffRes.exit != 0 {
+		return nil, gitFailure("diff", diffRes)
+	}
+	es, err := parseDiff(diffRes.out)
 	if err != nil {
 		return nil, errorf(CodeGitFailed, "reading git's committed output: "+err.Error(), "")
 	}
