@@ -2,9 +2,11 @@ package review
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 var diffCases = []struct {
@@ -223,6 +225,35 @@ func FuzzParseConfigList(f *testing.F) {
 		}
 		if !bytes.Equal(again, b) {
 			t.Fatalf("round trip %q -> %q", b, again)
+		}
+	})
+}
+
+// FuzzPathJSON: a path's JSON decodes to the same bytes, through the
+// string form or the base64 form.
+func FuzzPathJSON(f *testing.F) {
+	for _, s := range []string{"plain", "q\"b\\s", "new\nline\ttab\r\x00\x1f", "ünï\u2028", "bad\xff", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b, err := Path(s).MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var str string
+		if err := json.Unmarshal(b, &str); err == nil {
+			if str != s {
+				t.Fatalf("%q -> %s -> %q", s, b, str)
+			}
+			return
+		}
+		var o struct{ Lossy, Base64 string }
+		if err := json.Unmarshal(b, &o); err != nil {
+			t.Fatalf("%q -> %s: %v", s, b, err)
+		}
+		raw, err := base64Decode(o.Base64)
+		if err != nil || string(raw) != s || utf8.ValidString(s) {
+			t.Fatalf("%q -> %s", s, b)
 		}
 	})
 }
