@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rowkit/rowkit/internal/cli"
@@ -68,7 +70,7 @@ exit codes:
       E_UNSAFE_REPOSITORY, E_BARE_REPOSITORY, E_BASE_REF_UNKNOWN,
       E_REPO_EXEC_CONFIG, E_GIT_FAILED)
   4   a time budget ran out (a validation timed out or was skipped, or
-      E_GIT_TIMEOUT)
+      E_GIT_TIMEOUT); an interrupt of rowkit stops validations the same way
   70  internal error (E_INTERNAL)
 `,
 	Run:  run,
@@ -121,6 +123,11 @@ func run(ctx context.Context, env *cli.Env, args []string) (err error) {
 	if err != nil {
 		return err
 	}
+	// Validations run in their own process groups, out of reach of the
+	// terminal's Ctrl-C: an interrupt is passed on to them (SIGTERM, then
+	// SIGKILL) before rowkit ends.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	defer func() {
 		if p := recover(); p != nil {
 			msg := fmt.Sprint(p)

@@ -45,7 +45,9 @@ func runValidations(ctx context.Context, o Options, r *Report, dir string) {
 		var v Validation
 		left := time.Until(deadline)
 		switch {
-		case left <= 0 || ctx.Err() != nil:
+		case ctx.Err() != nil:
+			v = Validation{ID: p.ID, Argv: p.Argv, Status: StatusSkipped, Reason: "rowkit was interrupted before it started"}
+		case left <= 0:
 			v = Validation{ID: p.ID, Argv: p.Argv, Status: StatusSkipped, Reason: "the total validation budget ran out before it started"}
 		default:
 			timeout, reason := p.Timeout, fmt.Sprintf("its timeout of %v ran out", p.Timeout)
@@ -55,6 +57,9 @@ func runValidations(ctx context.Context, o Options, r *Report, dir string) {
 			v = runOne(ctx, p, dir, timeout, o.MaxOutputBytes)
 			if v.Status == StatusTimedOut {
 				v.Reason = reason
+				if ctx.Err() != nil {
+					v.Reason = "rowkit was interrupted"
+				}
 			}
 		}
 		for _, s := range []struct {

@@ -194,3 +194,33 @@ func TestRunTermThenKill(t *testing.T) {
 		t.Errorf("took %v, want the timeout plus the grace period", d)
 	}
 }
+
+// An interrupt (a cancelled context) stops the running validation's whole
+// group and skips the rest.
+func TestRunInterrupted(t *testing.T) {
+	dir := newRepo(t, map[string]string{"a.txt": "a\n"})
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	r, err := Inspect(ctx, Options{Repo: dir, Validations: []Planned{
+		{ID: "long", Argv: []string{"sh", "-c", "sleep 300 & echo $! > " + pidFile + "; wait"}, Timeout: time.Minute},
+		{ID: "next", Argv: []string{"true"}, Timeout: time.Minute},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := r.Validations[0]; v.Status != StatusTimedOut || v.Reason != "rowkit was interrupted" {
+		t.Errorf("%+v", v)
+	}
+	if v := r.Validations[1]; v.Status != StatusSkipped {
+		t.Errorf("%+v", v)
+	}
+	pid := readPid(t, pidFile)
+	for i := 0; i < 200 && alive(pid); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if alive(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatal("the child survived the interrupt")
+	}
+}
