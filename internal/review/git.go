@@ -75,13 +75,26 @@ func (g *git) run(ctx context.Context, args ...string) (gitResult, error) {
 	cmd.Env = gitEnv()
 	cmd.Stdin = nil
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
+	// On timeout or interrupt: SIGTERM to the group, SIGKILL after a grace
+	// period, and at most WaitDelay more for the pipes.
+	var killer *time.Timer
+	cmd.Cancel = func() error {
+		pgid := cmd.Process.Pid
+		killer = time.AfterFunc(killGrace, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+		return syscall.Kill(-pgid, syscall.SIGTERM)
+	}
+	cmd.WaitDelay = killGrace + time.Second
 	out := &capped{max: maxGitOutput}
 	stderr := &capped{max: 64 << 10, silent: true}
 	cmd.Stdout, cmd.Stderr = out, stderr
 	g.calls.Add(1)
 	err := cmd.Run()
+	if killer != nil {
+		// Cancelled: whatever is left of the group goes now, not after the
+		// grace period, when its id might name another group.
+		killer.Stop()
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 	res := gitResult{out: out.Bytes(), stderr: stderr.String(), exit: -1}
 	if cmd.ProcessState != nil {
 		res.exit = cmd.ProcessState.ExitCode()
