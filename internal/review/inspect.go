@@ -2,6 +2,7 @@ package review
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -467,11 +468,20 @@ func assemble(r *Report, o Options, scopes map[string][]Entry) {
 	}
 }
 
+// capList keeps the first max entries of a list and records what it
+// removed: the entries, and their size as compact JSON.
 func capList[T any](r *Report, field string, list []T, max int) []T {
 	if len(list) <= max {
 		return list
 	}
-	r.truncate(Truncated{Field: field, ItemsRemoved: len(list) - max})
+	var n int64
+	for _, e := range list[max:] {
+		b, err := json.Marshal(e)
+		if err == nil {
+			n += int64(len(b)) + 1 // and its comma
+		}
+	}
+	r.truncate(Truncated{Field: field, ItemsRemoved: len(list) - max, BytesRemoved: n})
 	return list[:max]
 }
 

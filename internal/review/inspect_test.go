@@ -74,10 +74,16 @@ func TestInspectFourScopes(t *testing.T) {
 		t.Fatalf("max files: %+v %+v", r.Changes, r.Truncation)
 	}
 	var fields []string
+	var sum int64
 	for _, f := range r.Truncation.Fields {
 		fields = append(fields, f.Field+" "+itoa(f.ItemsRemoved))
+		sum += f.BytesRemoved
 	}
 	equal(t, "truncated", fields, []string{"changes.files 4", "changes.committed 1", "changes.unstaged 1"})
+	// {"path":"keep.txt","status":"modified","added":0,"removed":1} and a comma
+	if f := r.Truncation.Fields[2]; f.BytesRemoved != 62 || r.Truncation.BytesRemoved != sum {
+		t.Errorf("bytes removed: %+v, total %d", f, r.Truncation.BytesRemoved)
+	}
 
 	// From a subdirectory, the work tree's top level is inspected.
 	r = inspect(t, Options{Repo: filepath.Join(dir, "new dir")})
@@ -316,7 +322,7 @@ func TestInspectDubiousOwnership(t *testing.T) {
 func TestInspectHostileNames(t *testing.T) {
 	names := []string{
 		"with space.txt", "new\nline.txt", "tab\there.txt", `quote"d.txt`, `back\slash.txt`,
-		"ünïcødé.txt", "-leading-dash.txt", strings.Repeat("n", 251) + ".txt", "bad\xffutf8.txt", "pipe|and`tick.txt",
+		"ünïcødé.txt", "-leading-dash.txt", "HEAD", "--output=x", strings.Repeat("n", 251) + ".txt", "bad\xffutf8.txt", "pipe|and`tick.txt",
 	}
 	dir := newRepo(t, nil)
 	gitT(t, dir, "checkout", "-q", "-b", "f")
@@ -340,7 +346,7 @@ func TestInspectHostileNames(t *testing.T) {
 	want := append([]string{}, names...)
 	sortStrings(want)
 	equal(t, "files", got, want)
-	if r.Changes.Counts.Committed != 5 || r.Changes.Counts.Untracked != 5 {
+	if r.Changes.Counts.Committed != 6 || r.Changes.Counts.Untracked != 6 {
 		t.Errorf("counts %+v", r.Changes.Counts)
 	}
 

@@ -123,7 +123,7 @@ func (r *Report) Markdown() []byte {
 		b.WriteString("\n## Left out\n\n")
 		for _, t := range r.Truncation.Fields {
 			if t.ItemsRemoved > 0 {
-				fmt.Fprintf(&b, "- `%s`: %d entries not listed\n", t.Field, t.ItemsRemoved)
+				fmt.Fprintf(&b, "- `%s`: %d entries not listed (%d bytes)\n", t.Field, t.ItemsRemoved, t.BytesRemoved)
 			} else {
 				fmt.Fprintf(&b, "- `%s`: %d bytes elided\n", t.Field, t.BytesRemoved)
 			}

@@ -57,7 +57,7 @@ func TestMarkdownSections(t *testing.T) {
 			{ID: "bad", Argv: []string{"false"}, Status: StatusFailed, ExitCode: &one, Stderr: Stream{Text: "boom\n", BytesTotal: 900, BytesDropped: 800}},
 		},
 		Diagnostics: []Diagnostic{{Code: "W_X", Severity: "warning", Message: "two\nlines", Hint: "h"}, {Code: "E_Y", Severity: "error", Message: "e"}},
-		Truncation:  Truncation{Applied: true, Fields: []Truncated{{Field: "changes.files", ItemsRemoved: 1}, {Field: "validations[1].stderr", BytesRemoved: 800}}},
+		Truncation:  Truncation{Applied: true, Fields: []Truncated{{Field: "changes.files", ItemsRemoved: 1, BytesRemoved: 40}, {Field: "validations[1].stderr", BytesRemoved: 800}}},
 	}
 	md := string(r.Markdown())
 	for _, want := range []string{
@@ -69,7 +69,7 @@ func TestMarkdownSections(t *testing.T) {
 		"| `bad` | failed | 1 | 0 ms | `false` |\n",
 		"### `bad`: failed\n\nstderr (900 bytes, 800 elided in the middle):\n\n```text\nboom\n```\n",
 		"## Errors\n\n- **E_Y** e\n\n## Warnings\n\n- **W_X** two lines (h)\n",
-		"- `changes.files`: 1 entries not listed\n- `validations[1].stderr`: 800 bytes elided\n",
+		"- `changes.files`: 1 entries not listed (40 bytes)\n- `validations[1].stderr`: 800 bytes elided\n",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("missing %q in\n%s", want, md)

@@ -188,9 +188,9 @@ type Truncation struct {
 
 // Truncated is one shortened field.
 type Truncated struct {
-	Field        string `json:"field"` // e.g. changes.committed, validations[0].stdout
-	BytesRemoved int64  `json:"bytesRemoved,omitempty"`
-	ItemsRemoved int    `json:"itemsRemoved,omitempty"`
+	Field        string `json:"field"`                  // e.g. changes.committed, validations[0].stdout
+	BytesRemoved int64  `json:"bytesRemoved"`           // text elided, or removed entries as compact JSON
+	ItemsRemoved int    `json:"itemsRemoved,omitempty"` // entries removed from a list
 }
 
 // JSON is the report's one serialisation: indented, HTML characters left
