@@ -75,7 +75,7 @@ func (r *Report) Markdown() []byte {
 	if len(r.Validations) > 0 {
 		b.WriteString("\n## Validations\n\n| id | status | exit | time | command |\n| --- | --- | --- | ---: | --- |\n")
 		for _, v := range r.Validations {
-			fmt.Fprintf(&b, "| %s | %s | %s | %d ms | %s |\n", code(v.ID), v.Status, exitCell(v), v.DurationMs, code(strings.Join(v.Argv, " ")))
+			fmt.Fprintf(&b, "| %s | %s | %s | %d ms | %s |\n", code(v.ID), v.Status, exitCell(v), v.DurationMs, code(argvText(v.Argv)))
 		}
 		for _, v := range r.Validations {
 			if r.Detail == DetailSummary && v.Status == StatusPassed {
@@ -267,4 +267,23 @@ func fence(b *strings.Builder, s string) {
 		b.WriteString("\n")
 	}
 	b.WriteString(f + "\n")
+}
+
+// argvText shows argv as one line a reader can tell the words apart in:
+// a word with anything but plain characters is single-quoted.
+func argvText(argv []string) string {
+	words := make([]string, len(argv))
+	for i, a := range argv {
+		plain := a != ""
+		for j := 0; j < len(a) && plain; j++ {
+			c := a[j]
+			plain = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_./:=@%+,-", c) >= 0
+		}
+		if plain {
+			words[i] = a
+		} else {
+			words[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(words, " ")
 }

@@ -124,3 +124,10 @@ func TestGitTimeout(t *testing.T) {
 		t.Errorf("got %v", e)
 	}
 }
+
+func TestArgvText(t *testing.T) {
+	got := argvText([]string{"go", "test", "-run", "Test Foo|Bar", "", "it's", "./..."})
+	if want := `go test -run 'Test Foo|Bar' '' 'it'\''s' ./...`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
