@@ -385,3 +385,32 @@ func TestInspectHostileNames(t *testing.T) {
 		}
 	}
 }
+
+// The caller's GIT_* variables do not reach rowkit's git: they cannot
+// point the inspection at another repository, index or config.
+func TestInspectIgnoresGitEnvironment(t *testing.T) {
+	dir := newRepo(t, map[string]string{"a.txt": "a\n"})
+	write(t, filepath.Join(dir, "mine.txt"), "x\n")
+	other := newRepo(t, map[string]string{"b.txt": "b\n"})
+	write(t, filepath.Join(other, "theirs.txt"), "x\n")
+	script, marker := probe(t)
+	t.Setenv("GIT_DIR", filepath.Join(other, ".git"))
+	t.Setenv("GIT_WORK_TREE", other)
+	t.Setenv("GIT_INDEX_FILE", filepath.Join(other, ".git", "index"))
+	t.Setenv("GIT_CONFIG_COUNT", "1")
+	t.Setenv("GIT_CONFIG_KEY_0", "core.fsmonitor")
+	t.Setenv("GIT_CONFIG_VALUE_0", script)
+	t.Setenv("GIT_CONFIG_PARAMETERS", "'core.fsmonitor'='"+script+"'")
+	// Armed: plain git in dir follows the environment.
+	if out, _ := exec.Command("git", "-C", dir, "ls-files", "--others").Output(); string(out) != "theirs.txt\n" {
+		t.Fatalf("plain git was not redirected (%q); the test proves nothing", out)
+	}
+	r := inspect(t, Options{Repo: dir})
+	if r.Repository.Path != dir {
+		t.Errorf("inspected %s", r.Repository.Path)
+	}
+	equal(t, "untracked", entries(r.Changes.Untracked), []string{"untracked mine.txt"})
+	if ran(marker) {
+		t.Error("a config from the environment ran")
+	}
+}
