@@ -405,6 +405,7 @@ func TestInspectIgnoresGitEnvironment(t *testing.T) {
 	if out, _ := exec.Command("git", "-C", dir, "ls-files", "--others").Output(); string(out) != "theirs.txt\n" {
 		t.Fatalf("plain git was not redirected (%q); the test proves nothing", out)
 	}
+	os.Remove(marker)
 	r := inspect(t, Options{Repo: dir})
 	if r.Repository.Path != dir {
 		t.Errorf("inspected %s", r.Repository.Path)
