@@ -75,7 +75,20 @@ func Inspect(ctx context.Context, o Options) (*Report, error) {
 	}
 	want := map[string]bool{}
 	for _, s := range o.Scopes {
-		want[s] = true
+		switch s {
+		case ScopeCommitted, ScopeStaged, ScopeUnstaged, ScopeUntracked:
+			want[s] = true
+		default:
+			return nil, errorf(CodeUsage, fmt.Sprintf("unknown scope %q", s), "scopes: committed, staged, unstaged, untracked")
+		}
+	}
+	if o.Detail != DetailFull && o.Detail != DetailSummary {
+		return nil, errorf(CodeUsage, fmt.Sprintf("unknown detail %q", o.Detail), "want full or summary")
+	}
+	for _, p := range o.Validations {
+		if len(p.Argv) == 0 || p.Argv[0] == "" {
+			return nil, errorf(CodeUsage, fmt.Sprintf("validation %q has no command", p.ID), "")
+		}
 	}
 	r := &Report{
 		SchemaVersion: SchemaVersion,
@@ -187,6 +200,12 @@ func withDefaults(o Options) Options {
 	}
 	if o.TotalBudget <= 0 {
 		o.TotalBudget = DefaultTotalBudget
+	}
+	o.Validations = append([]Planned(nil), o.Validations...)
+	for i := range o.Validations {
+		if o.Validations[i].Timeout <= 0 {
+			o.Validations[i].Timeout = DefaultTimeout
+		}
 	}
 	return o
 }

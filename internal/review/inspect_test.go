@@ -276,6 +276,9 @@ func TestInspectRefusals(t *testing.T) {
 		{"missing", Options{Repo: filepath.Join(t.TempDir(), "nope")}, CodeRepoNotFound, ExitInspection},
 		{"dash ref", Options{Repo: bare, BaseRef: "--output=x"}, CodeUsage, ExitUsage},
 		{"control ref", Options{Repo: bare, BaseRef: "main\n--output=x"}, CodeUsage, ExitUsage},
+		{"unknown scope", Options{Repo: bare, Scopes: []string{"everything"}}, CodeUsage, ExitUsage},
+		{"unknown detail", Options{Repo: bare, Detail: "some"}, CodeUsage, ExitUsage},
+		{"empty argv", Options{Repo: bare, Validations: []Planned{{ID: "x"}}}, CodeUsage, ExitUsage},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := inspectErr(t, c.o)
