@@ -10,12 +10,14 @@ import (
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/grep"
 	"github.com/rowkit/rowkit/internal/hread"
+	"github.com/rowkit/rowkit/internal/review"
 )
 
 // commands is every command the binary offers.
 var commands = []*cli.Command{
 	hread.Command,
 	grep.Command,
+	review.Command,
 }
 
 func main() {

@@ -1,0 +1,133 @@
+package review
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCodeSpan(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain.go":        "`plain.go`",
+		"with space":      "`with space`",
+		"a|b":             "`a\\x7cb`",
+		"tick`s":          "`tick\\x60s`",
+		"new\nline\ttab":  "`new\\nline\\ttab`",
+		`back\slash`:      "`back\\\\slash`",
+		"bad\xff":         "`bad\\xff`",
+		"ünï":             "`ünï`",
+		"bell\a":          "`bell\\x07`",
+		"zero\u200bwidth": "`zero\\u200bwidth`",
+	} {
+		if got := code(in); got != want {
+			t.Errorf("code(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestFence(t *testing.T) {
+	for in, want := range map[string]string{
+		"ok\n":           "```text\nok\n```\n",
+		"no newline":     "```text\nno newline\n```\n",
+		"has ``` inside": "````text\nhas ``` inside\n````\n",
+		"````` five":     "``````text\n````` five\n``````\n",
+	} {
+		var b strings.Builder
+		fence(&b, in)
+		if b.String() != want {
+			t.Errorf("fence(%q) = %q, want %q", in, b.String(), want)
+		}
+	}
+}
+
+// The Markdown of a report with every section: summary detail shows the
+// union and only failed output; diagnostics are grouped by severity.
+func TestMarkdownSections(t *testing.T) {
+	one := 1
+	r := &Report{
+		Detail: DetailSummary, Scopes: AllScopes,
+		Repository: Repository{Path: "/r", Head: Head{Branch: "b", Oid: strings.Repeat("a", 40)}},
+		Changes: Changes{
+			Files:  []File{{Path: "x|y", Status: "renamed", OrigPath: "old", Scopes: []string{"committed", "staged"}}},
+			Counts: Counts{Committed: 1, Staged: 1, Files: 2},
+		},
+		Validations: []Validation{
+			{ID: "ok", Argv: []string{"true"}, Status: StatusPassed, ExitCode: new(int), Stdout: Stream{Text: "fine\n", BytesTotal: 5}},
+			{ID: "bad", Argv: []string{"false"}, Status: StatusFailed, ExitCode: &one, Stderr: Stream{Text: "boom\n", BytesTotal: 900, BytesDropped: 800}},
+		},
+		Diagnostics: []Diagnostic{{Code: "W_X", Severity: "warning", Message: "two\nlines", Hint: "h"}, {Code: "E_Y", Severity: "error", Message: "e"}},
+		Truncation:  Truncation{Applied: true, Fields: []Truncated{{Field: "changes.files", ItemsRemoved: 1, BytesRemoved: 40}, {Field: "validations[1].stderr", BytesRemoved: 800}}},
+	}
+	md := string(r.Markdown())
+	for _, want := range []string{
+		"| HEAD | `b` at `aaaaaaaaaaaa` |\n",
+		"| verdict | **1 of 2 validations did not pass** |\n",
+		"## Changed paths (2)\n",
+		"| renamed | `old` → `x\\x7cy` | committed, staged |\n",
+		"\n1 more not listed.\n",
+		"| `bad` | failed | 1 | 0 ms | `false` |\n",
+		"### `bad`: failed\n\nstderr (900 bytes, 800 elided in the middle):\n\n```text\nboom\n```\n",
+		"## Errors\n\n- **E_Y** e\n\n## Warnings\n\n- **W_X** two lines (h)\n",
+		"- `changes.files`: 1 entries not listed (40 bytes)\n- `validations[1].stderr`: 800 bytes elided\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("missing %q in\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "fine") || strings.Contains(md, "## Committed") {
+		t.Errorf("summary detail shows passed output or scope tables:\n%s", md)
+	}
+}
+
+// ExitCode is the one mapping; every code lands where the contract says.
+func TestExitCode(t *testing.T) {
+	for code, want := range map[string]int{
+		CodeUsage: 2, CodeConfig: 2, CodeValidationName: 2,
+		CodeRepoNotFound: 3, CodeNotARepo: 3, CodeUnsafeRepo: 3, CodeBareRepo: 3, CodeBaseRef: 3, CodeRepoExecConfig: 3, CodeGitFailed: 3,
+		CodeGitTimeout: 4, CodeInternal: 70, "E_SOMETHING_NEW": 70,
+	} {
+		if got := ExitCode(nil, errorf(code, "m", ""), false); got != want {
+			t.Errorf("%s: exit %d, want %d", code, got, want)
+		}
+	}
+	if ExitCode(nil, errors.New("plain"), false) != ExitInternal {
+		t.Error("an untyped error is not internal")
+	}
+	vs := func(st ...string) *Report {
+		r := &Report{}
+		for _, s := range st {
+			r.Validations = append(r.Validations, Validation{Status: s})
+		}
+		return r
+	}
+	for _, c := range []struct {
+		r    *Report
+		want int
+	}{
+		{vs(), 0}, {vs(StatusPassed), 0}, {vs(StatusPassed, StatusFailed), 1}, {vs(StatusSpawnError), 1},
+		{vs(StatusFailed, StatusTimedOut), 4}, {vs(StatusSkipped), 4},
+	} {
+		if got := ExitCode(c.r, nil, false); got != c.want {
+			t.Errorf("%+v: exit %d, want %d", c.r.Validations, got, c.want)
+		}
+		if ExitCode(c.r, nil, true) != 0 {
+			t.Error("--exit-zero did not give 0")
+		}
+	}
+}
+
+func TestGitTimeout(t *testing.T) {
+	dir := newRepo(t, map[string]string{"a.txt": "a\n"})
+	e := inspectErr(t, Options{Repo: dir, GitTimeout: time.Nanosecond})
+	if e.Code != CodeGitTimeout || ExitCode(nil, e, false) != ExitTimeout {
+		t.Errorf("got %v", e)
+	}
+}
+
+func TestArgvText(t *testing.T) {
+	got := argvText([]string{"go", "test", "-run", "Test Foo|Bar", "", "it's", "./..."})
+	if want := `go test -run 'Test Foo|Bar' '' 'it'\''s' ./...`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
