@@ -9,11 +9,13 @@ import (
 
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/hread"
+	"github.com/rowkit/rowkit/internal/inspect"
 )
 
 // commands is every command the binary offers.
 var commands = []*cli.Command{
 	hread.Command,
+	inspect.Command,
 }
 
 func main() {
