@@ -79,6 +79,7 @@ type jsonScanner struct {
 	complete bool
 	ptr      []byte
 	stack    []jsonFrame
+	open     [2]int // open arrays [0] and objects [1], so a stray bracket costs O(1)
 }
 
 // jsonEntryFloor is the encoded size of a JSON entry without its pointer:
@@ -229,6 +230,9 @@ func (s *jsonScanner) stray(t jsonTok) {
 		return
 	}
 	obj := t == jObjClose
+	if s.open[b2i(obj)] == 0 {
+		return
+	}
 	for i := len(s.stack) - 1; i >= 0; i-- {
 		if s.stack[i].obj == obj {
 			for len(s.stack) > i+1 {
@@ -287,6 +291,7 @@ func (s *jsonScanner) value(t jsonTok, seg []byte) {
 	}
 	if t == jObjOpen || t == jArrOpen {
 		s.stack = append(s.stack, jsonFrame{obj: t == jObjOpen, entry: idx, plen: len(s.ptr)})
+		s.open[b2i(t == jObjOpen)]++
 		if t == jObjOpen {
 			s.stack[len(s.stack)-1].state = jsExpectKey
 		}
@@ -300,6 +305,14 @@ func (s *jsonScanner) close(end int) {
 		s.out[f.entry].end = end
 	}
 	s.stack = s.stack[:len(s.stack)-1]
+	s.open[b2i(f.obj)]--
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // next scans the next token, setting tokStart, pos (its end) and tokOK.

@@ -69,7 +69,7 @@ func (x *lineIndex) place(entries []Entry) []Entry {
 		return out
 	}
 	for _, e := range entries {
-		start, end := e.start, e.end
+		start, end := max(e.start, 0), min(e.end, len(x.src))
 		for end > start+1 && isSpaceByte(x.src[end-1]) {
 			end--
 		}

@@ -166,6 +166,15 @@ func outlineFrontmatter(src []byte, content [2]int) ([]Entry, bool) {
 		return content[0] + starts[n-1]
 	}
 	m := doc.Content[0]
+	// nextLine[p] is the line of the first key after pair p that starts on
+	// a later line than pair p's key, or 0.
+	nextLine := make([]int, len(m.Content)/2)
+	for p, later := len(nextLine)-1, 0; p >= 0; p-- {
+		nextLine[p] = later
+		if p > 0 && m.Content[2*p].Line > m.Content[2*p-2].Line {
+			later = m.Content[2*p].Line
+		}
+	}
 	var out []Entry
 	complete := true
 	seen := map[string]bool{}
@@ -178,12 +187,9 @@ func outlineFrontmatter(src []byte, content [2]int) ([]Entry, bool) {
 			complete = false
 		}
 		seen[k.Value] = true
-		end := content[1] // up to the closing fence, or the next key
-		for j := i + 2; j+1 < len(m.Content); j += 2 {
-			if next := m.Content[j]; next.Line > k.Line {
-				end = lineStart(next.Line)
-				break
-			}
+		end := content[1] // up to the closing fence, or the next key on a later line
+		if nl := nextLine[i/2]; nl > 0 {
+			end = lineStart(nl)
 		}
 		start := lineStart(k.Line)
 		out = append(out, Entry{Kind: KindFrontmatter, Name: k.Value, start: start, end: trimYAMLTail(src, start, end)})

@@ -61,23 +61,24 @@ var tsWant = []string{
 	"constant dc 34-34",
 }
 
-func TestOutlineScript(t *testing.T) {
-	runOutlineCases(t, []outlineCase{{
-		name: "typescript", file: "x.ts", src: tsSample, want: tsWant, complete: true,
-	}, {
-		name: "declaration file", file: "x.d.ts", src: tsSample, want: tsWant, complete: true,
-	}, {
-		name: "module typescript", file: "x.mts", src: tsSample, want: tsWant, complete: true,
-	}, {
-		name:     "tsx",
-		file:     "x.tsx",
-		src:      "import React from 'react';\nexport const App = (p: Props) => <div>{p.x as string}</div>;\nexport function Page() {\n  return <App x=\"1\" />;\n}\n",
-		want:     []string{"import React 1-1", "constant App 2-2", "function Page 3-5"},
-		complete: true,
-	}, {
-		name: "javascript with JSX",
-		file: "x.jsx",
-		src: `const App = () => <div className="x">{items.map(i => <Item key={i} />)}</div>;
+func TestOutlineScript(t *testing.T) { runOutlineCases(t, scriptCases) }
+
+var scriptCases = []outlineCase{{
+	name: "typescript", file: "x.ts", src: tsSample, want: tsWant, complete: true,
+}, {
+	name: "declaration file", file: "x.d.ts", src: tsSample, want: tsWant, complete: true,
+}, {
+	name: "module typescript", file: "x.mts", src: tsSample, want: tsWant, complete: true,
+}, {
+	name:     "tsx",
+	file:     "x.tsx",
+	src:      "import React from 'react';\nexport const App = (p: Props) => <div>{p.x as string}</div>;\nexport function Page() {\n  return <App x=\"1\" />;\n}\n",
+	want:     []string{"import React 1-1", "constant App 2-2", "function Page 3-5"},
+	complete: true,
+}, {
+	name: "javascript with JSX",
+	file: "x.jsx",
+	src: `const App = () => <div className="x">{items.map(i => <Item key={i} />)}</div>;
 export default App;
 class Comp extends React.Component {
   @bound
@@ -86,30 +87,29 @@ class Comp extends React.Component {
   static get x() { return 1; }
 }
 `,
-		want:     []string{"constant App 1-1", "class Comp 3-8", "method render Comp 4-5", "method x Comp 7-7"},
-		complete: true,
-	}, {
-		name:     "commonjs",
-		file:     "x.cjs",
-		src:      "'use strict';\nconst { a, b: { c } } = require('m');\nvar [d, , e = 1] = arr;\nmodule.exports = { a };\n",
-		want:     []string{"constant a 2-2", "constant c 2-2", "variable d 3-3", "variable e 3-3"},
-		complete: true,
-	}, {
-		name:     "syntax error keeps the rest",
-		file:     "x.mjs",
-		src:      "export function ok() {}\nfunction broken( {\n\nexport const after = 1;\n",
-		want:     []string{"function ok 1-1"},
-		complete: false,
-	}, {
-		name:     "lone CR ends a line",
-		file:     "x.js",
-		src:      "let a = 1\rfunction f() {\r}\r",
-		want:     []string{"variable a 1-1", "function f 2-3"},
-		complete: true,
-	}, {
-		name:     "extension is case-sensitive: TS is TypeScript syntax in .ts only",
-		file:     "x.js",
-		src:      "interface I {}\n",
-		complete: false,
-	}})
-}
+	want:     []string{"constant App 1-1", "class Comp 3-8", "method render Comp 4-5", "method x Comp 7-7"},
+	complete: true,
+}, {
+	name:     "commonjs",
+	file:     "x.cjs",
+	src:      "'use strict';\nconst { a, b: { c } } = require('m');\nvar [d, , e = 1] = arr;\nmodule.exports = { a };\n",
+	want:     []string{"constant a 2-2", "constant c 2-2", "variable d 3-3", "variable e 3-3"},
+	complete: true,
+}, {
+	name:     "syntax error keeps the rest",
+	file:     "x.mjs",
+	src:      "export function ok() {}\nfunction broken( {\n\nexport const after = 1;\n",
+	want:     []string{"function ok 1-1"},
+	complete: false,
+}, {
+	name:     "lone CR ends a line",
+	file:     "x.js",
+	src:      "let a = 1\rfunction f() {\r}\r",
+	want:     []string{"variable a 1-1", "function f 2-3"},
+	complete: true,
+}, {
+	name:     "extension is case-sensitive: TS is TypeScript syntax in .ts only",
+	file:     "x.js",
+	src:      "interface I {}\n",
+	complete: false,
+}}
