@@ -13,6 +13,7 @@ SAMPLE=${SAMPLE:-400}
 
 command -v ctags >/dev/null || { echo "bench/inspect.sh: install universal-ctags (apt-get install universal-ctags)" >&2; exit 1; }
 ctags --version | grep -q Universal || { echo "bench/inspect.sh: ctags is not universal-ctags" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "bench/inspect.sh: install GNU time for peak RSS (apt-get install time)" >&2; exit 1; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -24,11 +25,12 @@ corpora=("$(go env GOROOT)/src")
 if py=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])' 2>/dev/null); then corpora+=("$py"); fi
 if npm=$(npm root -g 2>/dev/null) && [ -d "$npm/npm" ]; then corpora+=("$npm/npm"); fi
 
-# Supported extensions only; names with a newline cannot be listed.
-find "${corpora[@]}" -type f \( -name '*.go' -o -name '*.py' -o -name '*.pyi' -o -name '*.ts' \
+# Supported extensions only; names with a newline cannot be listed. The
+# Python standard library excludes installed third-party packages.
+find "${corpora[@]}" \( -name site-packages -o -name dist-packages \) -prune -o -type f \( -name '*.go' -o -name '*.py' -o -name '*.pyi' -o -name '*.ts' \
 	-o -name '*.tsx' -o -name '*.mts' -o -name '*.cts' -o -name '*.js' -o -name '*.jsx' \
 	-o -name '*.mjs' -o -name '*.cjs' -o -name '*.md' -o -name '*.json' \) \
-	-not -name $'*\n*' | sort > "$tmp/files"
+	-not -name $'*\n*' -print | sort > "$tmp/files"
 echo "corpora: ${corpora[*]}"
 
 # Typical files of about 500 lines: one each of Go, Python and JavaScript.

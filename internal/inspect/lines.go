@@ -1,16 +1,15 @@
 package inspect
 
 import (
-	"bytes"
 	"sort"
 
 	"github.com/rowkit/rowkit/internal/rows"
 )
 
 // lineIndex maps byte offsets of a file to its verified rows. The lines are
-// the ones rows.Scanner produces (LF, CRLF and a lone CR each end a line),
-// so every span agrees with hread and with edit targets, whatever line
-// numbering a parser uses internally.
+// the ones rows.Lines produces (LF, CRLF and a lone CR each end a line, as
+// for every verified-row tool), so every span agrees with hread and with
+// edit targets, whatever line numbering a parser uses internally.
 type lineIndex struct {
 	src    []byte
 	starts []int // byte offset where each line's text begins
@@ -21,25 +20,11 @@ type lineIndex struct {
 // invalid byte is reported as a *rows.EncodingError.
 func indexLines(src []byte) (*lineIndex, error) {
 	x := &lineIndex{src: src}
-	sc := rows.NewScanner(bytes.NewReader(src))
-	off := 0
-	for sc.Scan(0) {
-		n := int(sc.Len())
-		x.starts = append(x.starts, off)
+	err := rows.Lines(src, func(start, n int) {
+		x.starts = append(x.starts, start)
 		x.lens = append(x.lens, n)
-		off += n
-		switch {
-		case off >= len(src):
-		case src[off] == '\n':
-			off++
-		case src[off] == '\r':
-			off++
-			if off < len(src) && src[off] == '\n' {
-				off++
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
 	return x, nil
