@@ -216,3 +216,24 @@ func TestSwappedSymlinkCannotRedirect(t *testing.T) {
 		t.Errorf("after the swap: %v, want outside_workspace", err)
 	}
 }
+
+// A device node inside the workspace is refused by stat, before any open
+// (opening some devices has effects of its own).
+func TestDeviceInsideRefused(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("creating a device node needs root")
+	}
+	_, ws := setup(t)
+	dev := filepath.Join(ws.Dir(), "null.go")
+	if err := syscall.Mknod(dev, syscall.S_IFCHR|0o666, 1<<8|3); err != nil { // same device as /dev/null
+		t.Fatal(err)
+	}
+	for _, f := range []func(string) error{
+		func(p string) error { _, _, err := ws.ReadFile(p); return err },
+		func(p string) error { _, _, err := ws.Stat(p); return err },
+	} {
+		if err := f("null.go"); code(err) != CodeNotRegular {
+			t.Errorf("device: %v, want not_regular", err)
+		}
+	}
+}
