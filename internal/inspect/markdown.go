@@ -19,7 +19,9 @@ package inspect
 //     span is its own line.
 //
 // CommonMark has no syntax errors, so only the frontmatter can make a
-// Markdown result incomplete. A lone CR ends a line for goldmark and YAML
+// Markdown result incomplete. (REQ-INSPECT-001 names Lezer, the parser of
+// its JavaScript implementation; goldmark is the CommonMark parser here, so
+// there is no Lezer recovery to report.) A lone CR ends a line for goldmark and YAML
 // as it does for verified rows.
 
 import (
