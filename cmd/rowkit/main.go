@@ -10,6 +10,7 @@ import (
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/grep"
 	"github.com/rowkit/rowkit/internal/hread"
+	"github.com/rowkit/rowkit/internal/inspect"
 	"github.com/rowkit/rowkit/internal/review"
 )
 
@@ -18,6 +19,7 @@ var commands = []*cli.Command{
 	hread.Command,
 	grep.Command,
 	review.Command,
+	inspect.Command,
 }
 
 func main() {

@@ -1,0 +1,110 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+
+	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/workspace"
+)
+
+// ExitFailure is the exit code of every failure, usage errors included:
+// the failure document's code tells them apart, so the shell contract has
+// one failure status.
+const ExitFailure = 1
+
+// Command is inspect_file as a rowkit command.
+var Command = &cli.Command{
+	Name:    "inspect",
+	Aliases: []string{"inspect_file"},
+	Usage:   "inspect_file PATH",
+	Summary: "outline a file's structure as JSON, each entry spanning LINE:HASH rows",
+	Help: `Prints one JSON document (one line, LF-terminated) describing the file PATH,
+a path relative to the workspace (the canonical current directory):
+
+  {"ok":true,"data":{"path","kind","language","size_bytes","line_count",
+   "parse_complete","outline":[...]},"truncated":false,"truncation":null}
+
+kind is code, markdown, json or none. Outline entries are flat, in source
+order, and carry "line" and "line_end": the LINE:HASH rows of the first and
+last line of the entry, usable directly as ROW or ROW..ROW edit targets.
+Code entries are {"kind","name",["receiver"],"line","line_end"} with kind
+import, constant, variable, type, class, function or method; Markdown
+entries are heading (with "level") and frontmatter; JSON entries are
+{"kind":"json","pointer","value_type","line","line_end"}. No entry holds
+source text beyond a name: no bodies, values, comments or fields.
+
+Formats by exact extension: .go .py .pyi .ts .tsx .d.ts .mts .d.mts .cts
+.d.cts .js .jsx .mjs .cjs .md .json. Any other file is kind "none": only
+its size is reported (line_count null) and its content is never read.
+Supported files must be strict UTF-8. A recoverable syntax error gives a
+partial outline with "parse_complete":false.
+
+The whole output is at most 65,536 bytes; a longer outline keeps its
+longest prefix that fits and reports "truncated":true,"truncation":
+{"reason":"output_bytes","after_entries":N}.
+
+PATH is exactly one argument and there are no options ("--" may precede a
+path starting with a dash). Absolute paths, paths climbing out with "..",
+@shell paths and symlinks whose target leaves the workspace are refused.
+
+On failure stdout is one document {"ok":false,"path":PATH or null,
+"error":{"code","message"}} and stderr is empty. Codes: usage, not_found,
+not_regular, not_utf8, outside_workspace, read, parse, output_limit.
+
+exit codes:
+  0  success (also a partial parse or a truncated outline)
+  1  any failure, usage errors included
+`,
+	Run:  run,
+	Fail: fail,
+}
+
+func run(_ context.Context, env *cli.Env, args []string) error {
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	} else {
+		for _, a := range args {
+			if len(a) > 1 && a[0] == '-' {
+				return &Failure{Code: CodeUsage, Message: "inspect_file takes no options (got " + quote(a) + "); usage: inspect_file PATH"}
+			}
+		}
+	}
+	switch {
+	case len(args) == 0:
+		return &Failure{Code: CodeUsage, Message: "missing PATH; usage: inspect_file PATH"}
+	case len(args) > 1:
+		return &Failure{Code: CodeUsage, Message: "inspect_file takes exactly one PATH, got " + itoa(int64(len(args))) + "; quote a path with spaces"}
+	case args[0] == "":
+		return &Failure{Path: &args[0], Code: CodeUsage, Message: "PATH is empty; usage: inspect_file PATH"}
+	}
+	ws, err := workspace.Cwd()
+	if err != nil {
+		var we *workspace.Error
+		if errors.As(err, &we) {
+			return &Failure{Path: &args[0], Code: we.Code, Message: we.Msg}
+		}
+		return err
+	}
+	_, out, err := Inspect(ws, args[0])
+	if err != nil {
+		return err
+	}
+	if _, err := env.Stdout.Write(out); err != nil {
+		return &Failure{Path: &args[0], Code: workspace.CodeRead, Message: "writing the result: " + err.Error()}
+	}
+	return nil
+}
+
+// fail writes the failure document; it is the one place that decides the
+// exit code of a failure.
+func fail(env *cli.Env, err error) int {
+	var f *Failure
+	if !errors.As(err, &f) {
+		f = &Failure{Code: workspace.CodeRead, Message: err.Error()}
+	}
+	env.Stdout.Write(f.AppendJSON(nil))
+	return ExitFailure
+}
+
+func quote(s string) string { return string(appendString(nil, s)) }

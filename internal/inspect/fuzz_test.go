@@ -1,0 +1,63 @@
+package inspect
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/rowkit/rowkit/internal/rows"
+)
+
+// Each projection, on any input: never panics, returns either a clean
+// encoding error or an outline whose spans are real rows in order, whose
+// names come from their own span, and whose envelope is valid JSON within
+// 65,536 bytes with no fields but the declared ones (checkData).
+
+func seed(f *testing.F, cases []outlineCase) {
+	for _, c := range cases {
+		f.Add([]byte(c.src))
+	}
+}
+
+func fuzzOutline(t *testing.T, name string, src []byte) {
+	d, err := OutlineSource(name, src)
+	if err != nil {
+		var ee *rows.EncodingError
+		if !errors.As(err, &ee) {
+			t.Fatalf("%s: unexpected error %v", name, err)
+		}
+		return
+	}
+	checkData(t, d, src)
+}
+
+func FuzzGo(f *testing.F) {
+	seed(f, goCases)
+	f.Fuzz(func(t *testing.T, src []byte) { fuzzOutline(t, "f.go", src) })
+}
+
+func FuzzPython(f *testing.F) {
+	seed(f, pythonCases)
+	f.Fuzz(func(t *testing.T, src []byte) { fuzzOutline(t, "f.py", src) })
+}
+
+func FuzzScript(f *testing.F) {
+	for _, c := range scriptCases {
+		for i := range 3 {
+			f.Add(byte(i), []byte(c.src))
+		}
+	}
+	names := []string{"f.ts", "f.tsx", "f.js"}
+	f.Fuzz(func(t *testing.T, dialect byte, src []byte) {
+		fuzzOutline(t, names[int(dialect)%len(names)], src)
+	})
+}
+
+func FuzzMarkdown(f *testing.F) {
+	seed(f, markdownCases)
+	f.Fuzz(func(t *testing.T, src []byte) { fuzzOutline(t, "f.md", src) })
+}
+
+func FuzzJSON(f *testing.F) {
+	seed(f, jsonCases)
+	f.Fuzz(func(t *testing.T, src []byte) { fuzzOutline(t, "f.json", src) })
+}

@@ -1,0 +1,162 @@
+package inspect
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/rowkit/rowkit/internal/rows"
+)
+
+// outlineCase is a table test of one projection: the source and the
+// expected outline, one entry per string "KIND NAME[ RECV|LEVEL] A-B" where
+// A and B are the first and last line.
+type outlineCase struct {
+	name     string
+	file     string // decides the format
+	src      string
+	want     []string
+	complete bool
+}
+
+func runOutlineCases(t *testing.T, cases []outlineCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := OutlineSource(c.file, []byte(c.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := brief(d.Outline)
+			if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+				t.Errorf("outline of %s:\n got  %q\n want %q", c.file, got, c.want)
+			}
+			if d.ParseComplete != c.complete {
+				t.Errorf("parse_complete = %v, want %v", d.ParseComplete, c.complete)
+			}
+			checkData(t, d, []byte(c.src))
+		})
+	}
+}
+
+// brief renders entries in the compact form of outlineCase.want.
+func brief(es []Entry) []string {
+	var out []string
+	for _, e := range es {
+		s := e.Kind + " " + e.Name
+		if e.Kind == KindJSON {
+			s = fmt.Sprintf("json %q %s", e.Pointer, e.ValueType)
+		}
+		if e.Kind == KindMethod {
+			s += " " + e.Receiver
+		}
+		if e.Kind == KindHeading {
+			s += fmt.Sprintf(" %d", e.Level)
+		}
+		out = append(out, fmt.Sprintf("%s %d-%d", s, e.Line.Line, e.LineEnd.Line))
+	}
+	return out
+}
+
+// sourceLines splits src into logical lines independently of the engine.
+func sourceLines(src []byte) [][]byte {
+	var lines [][]byte
+	for len(src) > 0 {
+		i := bytes.IndexAny(src, "\r\n")
+		if i < 0 {
+			lines = append(lines, src)
+			break
+		}
+		lines = append(lines, src[:i])
+		if src[i] == '\r' && i+1 < len(src) && src[i+1] == '\n' {
+			i++
+		}
+		src = src[i+1:]
+	}
+	return lines
+}
+
+// checkData checks what must hold of every outline: the line count, spans
+// that are real rows of the file in order, and an encoding that is valid
+// JSON within the output bound with no text but names and pointers.
+func checkData(t *testing.T, d Data, src []byte) {
+	t.Helper()
+	lines := sourceLines(src)
+	if d.LineCount != len(lines) {
+		t.Errorf("line_count = %d, want %d", d.LineCount, len(lines))
+	}
+	for i, e := range d.Outline {
+		for _, r := range []rows.Ref{e.Line, e.LineEnd} {
+			if r.Line < 1 || r.Line > len(lines) {
+				t.Fatalf("entry %d: line %d out of range 1..%d", i, r.Line, len(lines))
+			}
+			if want := rows.RefOf(r.Line, lines[r.Line-1]); r != want {
+				t.Errorf("entry %d: row %v, want %v", i, r, want)
+			}
+		}
+		if e.LineEnd.Line < e.Line.Line {
+			t.Errorf("entry %d: span %v..%v ends before it starts", i, e.Line, e.LineEnd)
+		}
+		if e.Kind != KindJSON && e.Kind != KindImport && e.Kind != KindFrontmatter {
+			// A name is taken from the entry's own lines (import paths and
+			// YAML keys are decoded, so they may be spelled differently).
+			text := bytes.Join(lines[e.Line.Line-1:e.LineEnd.Line], []byte("\n"))
+			if !bytes.Contains(text, []byte(e.Name)) {
+				t.Errorf("entry %d: name %q is not in its span %v..%v", i, e.Name, e.Line, e.LineEnd)
+			}
+		}
+	}
+	res, out, err := NewResult(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEnvelope(t, out, res)
+}
+
+// checkEnvelope checks an encoded success document.
+func checkEnvelope(t *testing.T, out []byte, res *Result) {
+	t.Helper()
+	if len(out) > MaxOutputBytes {
+		t.Fatalf("output is %d bytes, over %d", len(out), MaxOutputBytes)
+	}
+	if !bytes.HasSuffix(out, []byte("\n")) || bytes.Count(out, []byte("\n")) != 1 {
+		t.Fatalf("output is not one LF-terminated line")
+	}
+	var doc struct {
+		OK   bool `json:"ok"`
+		Data struct {
+			Outline []map[string]any `json:"outline"`
+		} `json:"data"`
+		Truncated  bool `json:"truncated"`
+		Truncation *struct {
+			Reason       string `json:"reason"`
+			AfterEntries int    `json:"after_entries"`
+		} `json:"truncation"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil || !json.Valid(out) {
+		t.Fatalf("output is not valid JSON: %v\n%s", err, out)
+	}
+	if !doc.OK || doc.Truncated != (doc.Truncation != nil) {
+		t.Errorf("bad envelope: %s", out)
+	}
+	if doc.Truncation != nil && doc.Truncation.AfterEntries != len(doc.Data.Outline) {
+		t.Errorf("after_entries %d but %d entries", doc.Truncation.AfterEntries, len(doc.Data.Outline))
+	}
+	if len(doc.Data.Outline) != len(res.Data.Outline) {
+		t.Errorf("encoded %d entries, result has %d", len(doc.Data.Outline), len(res.Data.Outline))
+	}
+	allowed := map[string]bool{"kind": true, "name": true, "receiver": true, "level": true,
+		"pointer": true, "value_type": true, "line": true, "line_end": true}
+	for _, e := range doc.Data.Outline {
+		for k := range e {
+			if !allowed[k] {
+				t.Errorf("entry has field %q", k)
+			}
+		}
+	}
+	if m, err := res.MarshalJSON(); err != nil || string(m)+"\n" != string(out) {
+		t.Errorf("MarshalJSON differs from the output")
+	}
+}

@@ -1,0 +1,135 @@
+package inspect
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestFormatOf(t *testing.T) {
+	for name, want := range map[string]string{
+		"a.go": "go", "dir/a.py": "python", "a.pyi": "python",
+		"a.ts": "typescript", "a.d.ts": "typescript", "a.mts": "typescript", "a.d.mts": "typescript",
+		"a.cts": "typescript", "a.d.cts": "typescript", "a.tsx": "tsx",
+		"a.js": "javascript", "a.jsx": "javascript", "a.mjs": "javascript", "a.cjs": "javascript",
+		"README.md": "markdown", "package.json": "json",
+		"a.GO": "", "a.Md": "", "a.JSON": "", "a.txt": "", "Makefile": "", ".go": "", "..json": "",
+		"a.go.txt": "", "a.json5": "", "a.markdown": "", "dir.go/file": "",
+	} {
+		got := ""
+		if f := formatOf(name); f != nil {
+			got = f.language
+		}
+		if got != want {
+			t.Errorf("formatOf(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+// manyKeys is a JSON object with n keys, one per line.
+func manyKeys(n int) string {
+	var b strings.Builder
+	b.WriteString("{\n")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		fmt.Fprintf(&b, "%q: %d", "key"+strconv.Itoa(i), i)
+	}
+	b.WriteString("\n}\n")
+	return b.String()
+}
+
+func TestTruncation(t *testing.T) {
+	src := manyKeys(30000)
+	d, err := OutlineSource("big.json", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, out, err := NewResult(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEnvelope(t, out, res)
+	n := res.Truncation.AfterEntries
+	if res.Truncation.Reason != "output_bytes" || n < 100 || n >= 30001 {
+		t.Fatalf("truncation %+v", res.Truncation)
+	}
+	// The prefix is the longest that fits: one more entry would not.
+	more := &Result{Data: d, Truncation: &Truncation{Reason: "output_bytes", AfterEntries: n + 1}}
+	more.Data.Outline = d.Outline[:n+1]
+	if len(more.AppendJSON(nil)) <= MaxOutputBytes {
+		t.Errorf("%d entries kept, but %d would fit", n, n+1)
+	}
+	// The kept entries are exactly the first ones, in order.
+	var doc struct {
+		Data struct {
+			Outline []struct{ Pointer string } `json:"outline"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range doc.Data.Outline {
+		want := ""
+		if i > 0 {
+			want = "/key" + strconv.Itoa(i-1)
+		}
+		if e.Pointer != want {
+			t.Fatalf("entry %d has pointer %q, want %q", i, e.Pointer, want)
+		}
+	}
+}
+
+// Every size around the bound either fits whole or is cut to a prefix
+// whose document is within it.
+func TestTruncationBoundary(t *testing.T) {
+	for keys := 700; keys < 900; keys++ {
+		d, err := OutlineSource("b.json", []byte(manyKeys(keys)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, out, err := NewResult(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out) > MaxOutputBytes {
+			t.Fatalf("%d keys: %d bytes", keys, len(out))
+		}
+		if res.Truncation == nil && len(res.Data.Outline) != keys+1 {
+			t.Fatalf("%d keys: complete result with %d entries", keys, len(res.Data.Outline))
+		}
+	}
+}
+
+func TestOutputLimit(t *testing.T) {
+	d := Data{Path: strings.Repeat("p", MaxOutputBytes), Kind: KindNone, ParseComplete: true}
+	_, _, err := NewResult(d)
+	f, ok := err.(*Failure)
+	if !ok || f.Code != CodeOutputLimit {
+		t.Fatalf("err = %v, want output_limit", err)
+	}
+	b := f.AppendJSON(nil)
+	if !json.Valid(b) {
+		t.Errorf("failure document is not JSON: %s", b)
+	}
+}
+
+func TestAppendString(t *testing.T) {
+	for _, s := range []string{"plain", "quote\" back\\ slash", "ctl\x00\x01\x1f\t\n\r", "naïve 値 😀", "\u2028\u2029", "bad\xff\xfeutf8", "<&>"} {
+		b := appendString(nil, s)
+		var got string
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("%q encodes as invalid JSON %s: %v", s, b, err)
+		}
+		want := strings.ToValidUTF8(s, "\ufffd")
+		if s == "bad\xff\xfeutf8" {
+			want = "bad\ufffd\ufffdutf8"
+		}
+		if got != want {
+			t.Errorf("%q round-trips as %q", s, got)
+		}
+	}
+}

@@ -1,0 +1,333 @@
+// Package workspace owns confinement: the canonical root a command works
+// in, the rules deciding whether a requested path stays inside it, and the
+// safe open of a file found there.
+//
+// A request is refused when it is absolute, starts with @shell, or leaves
+// the root lexically (".." above the root). It is then resolved component
+// by component, following symlinks the way the kernel would; the request is
+// inside only if the final canonical target is the root or below it, judged
+// on whole path components (/srv/root-evil is not inside /srv/root). A
+// symlink whose target leaves the root is refused whether or not that
+// target exists, so a refusal reveals nothing about the outside.
+//
+// The file is then opened through an os.Root on the canonical root, at the
+// canonical relative target: a symlink swapped in after the check can only
+// lead somewhere inside the root. Special files are refused without
+// blocking: a FIFO is opened non-blocking and every open file is checked
+// with fstat before any read.
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// Failure codes. They are the codes of inspect_file and of every MCP tool
+// that takes a workspace path.
+const (
+	CodeOutside    = "outside_workspace"
+	CodeNotFound   = "not_found"
+	CodeNotRegular = "not_regular"
+	CodeRead       = "read"
+)
+
+// Error is a refused or failed path, with a stable code.
+type Error struct {
+	Code string
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Msg }
+
+func errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// maxLinks bounds symlink resolution, as the kernel's ELOOP limit does.
+const maxLinks = 40
+
+// Root is a canonical workspace root.
+type Root struct {
+	dir string // canonical absolute path, no trailing slash (except "/")
+}
+
+// Open returns the workspace rooted at the canonical form of dir.
+func Open(dir string) (*Root, error) {
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return nil, errorf(CodeRead, "cannot resolve the workspace %s: %v", dir, unwrap(err))
+	}
+	fi, err := os.Stat(abs)
+	if err != nil || !fi.IsDir() {
+		return nil, errorf(CodeRead, "the workspace %s is not a directory", abs)
+	}
+	return &Root{dir: abs}, nil
+}
+
+// Cwd returns the workspace rooted at the canonical current directory.
+func Cwd() (*Root, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, errorf(CodeRead, "cannot determine the current directory: %v", err)
+	}
+	return Open(wd)
+}
+
+// Dir returns the canonical root directory.
+func (r *Root) Dir() string { return r.dir }
+
+// Clean normalises a workspace-relative request lexically: "." components
+// and repeated slashes go, ".." removes the component before it. It refuses
+// absolute paths, @shell paths and any ".." that would climb above the root.
+// The result is the path commands report; "." names the root itself.
+func Clean(req string) (string, error) {
+	switch {
+	case req == "":
+		return "", errorf(CodeNotFound, "the path is empty; give a path relative to the workspace")
+	case strings.IndexByte(req, 0) >= 0:
+		return "", errorf(CodeNotFound, "the path contains a NUL byte")
+	case strings.HasPrefix(req, "/"):
+		return "", errorf(CodeOutside, "%s is absolute; give a path relative to the workspace", req)
+	}
+	first, _, _ := strings.Cut(req, "/")
+	if first == "@shell" || strings.HasPrefix(first, "@shell:") {
+		return "", errorf(CodeOutside, "%s is an @shell path; give a path relative to the workspace", req)
+	}
+	depth := 0
+	for _, c := range strings.Split(req, "/") {
+		switch c {
+		case "", ".":
+		case "..":
+			if depth == 0 {
+				return "", errorf(CodeOutside, "%s climbs above the workspace root", req)
+			}
+			depth--
+		default:
+			depth++
+		}
+	}
+	return path.Clean(req), nil
+}
+
+// Inside reports whether the absolute clean path p is dir or below it,
+// comparing whole components.
+func Inside(dir, p string) bool {
+	if dir == "/" {
+		return strings.HasPrefix(p, "/")
+	}
+	return p == dir || strings.HasPrefix(p, dir+"/") && len(p) > len(dir)+1
+}
+
+// Resolve cleans req and resolves it to the canonical target below the
+// root. It returns the clean request and the target relative to the root
+// ("." for the root itself).
+func (r *Root) Resolve(req string) (clean, target string, err error) {
+	clean, err = Clean(req)
+	if err != nil {
+		return "", "", err
+	}
+	abs, exists, rerr := resolve(r.dir, clean)
+	if !Inside(r.dir, abs) {
+		return clean, "", errorf(CodeOutside, "%s resolves through a symlink to a target outside the workspace", clean)
+	}
+	switch {
+	case errors.Is(rerr, syscall.ELOOP):
+		return clean, "", errorf(CodeNotFound, "%s: too many levels of symbolic links", clean)
+	case rerr != nil:
+		return clean, "", errorf(CodeRead, "%s: %v", clean, unwrap(rerr))
+	case !exists:
+		return clean, "", errorf(CodeNotFound, "%s: no such file in the workspace", clean)
+	}
+	if abs == r.dir {
+		return clean, ".", nil
+	}
+	return clean, abs[len(r.dir)+1:], nil
+}
+
+// resolve follows rel from dir component by component, as realpath does,
+// and returns the canonical absolute target. When a component is missing,
+// the rest of the path is appended lexically and exists is false, so that a
+// dangling symlink can still be judged inside or outside.
+func resolve(dir, rel string) (abs string, exists bool, err error) {
+	cur := dir
+	pending := strings.Split(rel, "/")
+	links := 0
+	for len(pending) > 0 {
+		c := pending[0]
+		pending = pending[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, lerr := os.Lstat(next)
+		if lerr != nil {
+			if errors.Is(lerr, fs.ErrNotExist) || errors.Is(lerr, syscall.ENOTDIR) {
+				return filepath.Clean(filepath.Join(append([]string{next}, pending...)...)), false, nil
+			}
+			return next, false, lerr
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			if !fi.IsDir() && hasComponent(pending) {
+				// A file used as a directory: nothing below it exists.
+				return filepath.Clean(filepath.Join(append([]string{next}, pending...)...)), false, nil
+			}
+			continue
+		}
+		if links++; links > maxLinks {
+			return next, false, syscall.ELOOP
+		}
+		t, rerr := os.Readlink(next)
+		if rerr != nil {
+			return next, false, rerr
+		}
+		if strings.HasPrefix(t, "/") {
+			cur = "/"
+		}
+		pending = append(strings.Split(t, "/"), pending...)
+	}
+	return cur, true, nil
+}
+
+func hasComponent(cs []string) bool {
+	for _, c := range cs {
+		if c != "" && c != "." {
+			return true
+		}
+	}
+	return false
+}
+
+// Stat resolves req and returns its clean form and the file's metadata,
+// refusing anything but a regular file. It never opens the file.
+func (r *Root) Stat(req string) (string, fs.FileInfo, error) {
+	clean, target, root, err := r.locate(req)
+	if err != nil {
+		return clean, nil, err
+	}
+	defer root.Close()
+	fi, err := root.Stat(target)
+	if err != nil {
+		return clean, nil, r.openError(clean, err)
+	}
+	return clean, fi, regular(clean, fi)
+}
+
+// ReadFile resolves req, opens it through the root without blocking, checks
+// that it is a regular file and reads all of it.
+func (r *Root) ReadFile(req string) (string, []byte, error) {
+	clean, target, root, err := r.locate(req)
+	if err != nil {
+		return clean, nil, err
+	}
+	defer root.Close()
+	// Stat first, so that a device is refused without being opened at all.
+	fi, err := root.Stat(target)
+	if err != nil {
+		return clean, nil, r.openError(clean, err)
+	}
+	if err := regular(clean, fi); err != nil {
+		return clean, nil, err
+	}
+	f, err := root.OpenFile(target, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return clean, nil, r.openError(clean, err)
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return clean, nil, errorf(CodeRead, "%s: %v", clean, unwrap(err))
+	}
+	if err := regular(clean, fi); err != nil {
+		return clean, nil, err
+	}
+	data := make([]byte, 0, fi.Size()+1)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return clean, data, nil
+		}
+		if err != nil {
+			return clean, nil, errorf(CodeRead, "reading %s: %v", clean, unwrap(err))
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)] // grow: the file is longer than stat said
+		}
+	}
+}
+
+// locate resolves req and opens the root the target must be reached through.
+func (r *Root) locate(req string) (clean, target string, root *os.Root, err error) {
+	clean, target, err = r.Resolve(req)
+	if err != nil {
+		return clean, "", nil, err
+	}
+	root, err = os.OpenRoot(r.dir)
+	if err != nil {
+		return clean, "", nil, errorf(CodeRead, "cannot open the workspace: %v", unwrap(err))
+	}
+	return clean, target, root, nil
+}
+
+// openError classifies an error of an open through os.Root. The path was
+// inside a moment ago; if os.Root refused it, it was swapped for something
+// that leads outside.
+func (r *Root) openError(clean string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return errorf(CodeNotFound, "%s: no such file in the workspace", clean)
+	case errors.Is(err, fs.ErrPermission):
+		return errorf(CodeRead, "%s: permission denied", clean)
+	case errors.Is(err, syscall.ELOOP):
+		return errorf(CodeNotFound, "%s: too many levels of symbolic links", clean)
+	}
+	if _, _, rerr := r.Resolve(clean); rerr != nil {
+		return rerr
+	}
+	if strings.Contains(err.Error(), "escapes") {
+		return errorf(CodeOutside, "%s changed to lead outside the workspace while it was opened", clean)
+	}
+	return errorf(CodeRead, "%s: %v", clean, unwrap(err))
+}
+
+func regular(clean string, fi fs.FileInfo) error {
+	m := fi.Mode()
+	if m.IsRegular() {
+		return nil
+	}
+	what := "not a regular file"
+	switch {
+	case m.IsDir():
+		what = "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		what = "a FIFO"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	case m&fs.ModeDevice != 0:
+		what = "a device"
+	}
+	return errorf(CodeNotRegular, "%s is %s; only regular files are accepted", clean, what)
+}
+
+// unwrap drops the operation and path that *fs.PathError repeats.
+func unwrap(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
