@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/regfile"
 	"github.com/rowkit/rowkit/internal/rows"
 )
 
@@ -73,7 +74,7 @@ func Search(ctx context.Context, plan *Plan, dir string, w io.Writer) error {
 		return cli.Errorf(CodeRg, "cannot start ripgrep: %v", err)
 	}
 	if err := cmd.Start(); err != nil {
-		return cli.Errorf(CodeRg, "cannot start ripgrep: %v", unwrap(err))
+		return cli.Errorf(CodeRg, "cannot start ripgrep: %v", regfile.Cause(err))
 	}
 
 	out := bufio.NewWriterSize(w, 32<<10)
@@ -88,7 +89,7 @@ func Search(ctx context.Context, plan *Plan, dir string, w io.Writer) error {
 	}
 	waitErr := cmd.Wait()
 	if err := out.Flush(); err != nil && streamErr == nil {
-		streamErr = cli.Errorf(CodeWrite, "writing output: %v", unwrap(err))
+		streamErr = cli.Errorf(CodeWrite, "writing output: %v", regfile.Cause(err))
 	}
 	switch {
 	case streamErr != nil:
@@ -310,7 +311,7 @@ func (st *stream) lineEvent(ev *event) error {
 		st.row = rows.AppendRow(append(st.row[:0], st.pre...), sg.line, st.src.cur[sg.start:sg.end])
 		ok, err := st.admit(st.row)
 		if err != nil {
-			return cli.Errorf(CodeWrite, "writing output: %v", unwrap(err))
+			return cli.Errorf(CodeWrite, "writing output: %v", regfile.Cause(err))
 		}
 		if !ok {
 			return cli.Incomplete()
@@ -350,7 +351,7 @@ func (st *stream) admit(row []byte) (bool, error) {
 func (st *stream) flush() error {
 	if st.adm == nil && len(st.pending) > 0 {
 		if _, err := st.out.Write(st.pending); err != nil {
-			return cli.Errorf(CodeWrite, "writing output: %v", unwrap(err))
+			return cli.Errorf(CodeWrite, "writing output: %v", regfile.Cause(err))
 		}
 		st.pending = nil
 	}

@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 	"unicode/utf8"
 
 	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/regfile"
 	"github.com/rowkit/rowkit/internal/rows"
 )
 
@@ -63,18 +62,12 @@ func openSource(dir, path string) (*source, error) {
 		// Not filepath.Join: cleaning "link/../x" could name another file.
 		name = dir + string(filepath.Separator) + path
 	}
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return nil, cli.Errorf(CodeRead, "cannot reopen %s to verify its rows: %v", quote(path), unwrap(err))
-	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		f.Close()
+	f, _, err := regfile.Open(os.Stat, os.OpenFile, name)
+	if _, ok := regfile.AsNotRegular(err); ok {
 		return nil, cli.Errorf(CodeNotRegular, "%s is not a regular file, so its rows cannot be verified; search regular files only", quote(path))
 	}
 	if err != nil {
-		f.Close()
-		return nil, cli.Errorf(CodeRead, "%s: %v", quote(path), unwrap(err))
+		return nil, cli.Errorf(CodeRead, "cannot reopen %s to verify its rows: %v", quote(path), regfile.Cause(err))
 	}
 	return &source{path: path, f: f, r: bufio.NewReaderSize(f, 64<<10)}, nil
 }
@@ -135,7 +128,7 @@ func (s *source) next(keep bool) (bool, error) {
 			continue
 		}
 		if err != nil && err != io.EOF {
-			return false, cli.Errorf(CodeRead, "reading %s: %v", quote(s.path), unwrap(err))
+			return false, cli.Errorf(CodeRead, "reading %s: %v", quote(s.path), regfile.Cause(err))
 		}
 		break
 	}
@@ -234,30 +227,10 @@ func (s *source) rowsOf(n int, rgText []byte, subs []span) ([]segment, error) {
 	for _, sg := range segs {
 		if text := s.cur[sg.start:sg.end]; !utf8.Valid(text) {
 			return nil, cli.Errorf(CodeNotUTF8, "%s: row %d is not valid UTF-8 (invalid byte at offset %d of the line); verified rows need UTF-8 text",
-				quote(s.path), sg.line, firstInvalid(text))
+				quote(s.path), sg.line, rows.FirstInvalid(text))
 		}
 	}
 	return segs, nil
-}
-
-func firstInvalid(b []byte) int {
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n <= 1 {
-			return i
-		}
-		i += n
-	}
-	return len(b)
-}
-
-// unwrap drops the operation and path that *fs.PathError repeats.
-func unwrap(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // quote renders a path for a diagnostic, escaping what a terminal would

@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/regfile"
 	"github.com/rowkit/rowkit/internal/rows"
 )
 
@@ -123,14 +124,14 @@ func Read(path string, r Range, w io.Writer) (rows.Report, error) {
 		if e, ok := rows.IsEncoding(err); ok {
 			return rows.Report{}, cli.Errorf(CodeNotUTF8, "%s is not valid UTF-8: invalid byte at offset %d", path, e.Offset)
 		}
-		return rows.Report{}, cli.Errorf(CodeRead, "reading %s: %v", path, unwrap(err))
+		return rows.Report{}, cli.Errorf(CodeRead, "reading %s: %v", path, regfile.Cause(err))
 	}
 	if sc.Line() < r.Start && r != All {
 		return rows.Report{}, cli.Errorf(CodePastEOF, "START %d is past the end of %s, which has %d lines", r.Start, path, sc.Line())
 	}
 	rep := adm.Report()
 	if _, err := out.WriteTo(w); err != nil {
-		return rep, cli.Errorf(CodeRead, "writing output: %v", unwrap(err))
+		return rep, cli.Errorf(CodeRead, "writing output: %v", regfile.Cause(err))
 	}
 	if rep.Omitted {
 		return rep, cli.Incomplete()
@@ -138,49 +139,17 @@ func Read(path string, r Range, w io.Writer) (rows.Report, error) {
 	return rep, nil
 }
 
-// open opens path for reading only if it is a regular file. The file is
-// opened non-blocking, so a FIFO swapped in after the check cannot hang it,
-// and checked again once open.
+// open opens path for reading only if it is a regular file, without
+// blocking on a FIFO.
 func open(path string) (*os.File, error) {
-	fi, err := os.Stat(path)
+	f, _, err := regfile.Open(os.Stat, os.OpenFile, path)
+	if e, ok := regfile.AsNotRegular(err); ok {
+		return nil, cli.Errorf(CodeNotRegular, "%s is %s; hread reads regular files only", path, e.Kind())
+	}
 	if err != nil {
 		return nil, openError(path, err)
-	}
-	if err := regular(path, fi); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return nil, openError(path, err)
-	}
-	fi, err = f.Stat()
-	if err == nil {
-		err = regular(path, fi)
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
 	}
 	return f, nil
-}
-
-func regular(path string, fi fs.FileInfo) error {
-	m := fi.Mode()
-	if m.IsRegular() {
-		return nil
-	}
-	what := "not a regular file"
-	switch {
-	case m.IsDir():
-		what = "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		what = "a FIFO"
-	case m&fs.ModeSocket != 0:
-		what = "a socket"
-	case m&fs.ModeDevice != 0:
-		what = "a device"
-	}
-	return cli.Errorf(CodeNotRegular, "%s is %s; hread reads regular files only", path, what)
 }
 
 func openError(path string, err error) error {
@@ -192,14 +161,5 @@ func openError(path string, err error) error {
 	case errors.Is(err, syscall.ENOTDIR):
 		return cli.Errorf(CodeNotFound, "%s: a parent of this path is not a directory", path)
 	}
-	return cli.Errorf(CodeRead, "%s: %v", path, unwrap(err))
-}
-
-// unwrap drops the operation and path that *fs.PathError repeats.
-func unwrap(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
+	return cli.Errorf(CodeRead, "%s: %v", path, regfile.Cause(err))
 }

@@ -13,7 +13,7 @@ import (
 // then fn is never called.
 func Lines(src []byte, fn func(start, n int)) error {
 	if !utf8.Valid(src) {
-		return &EncodingError{Offset: int64(firstInvalid(src))}
+		return &EncodingError{Offset: int64(FirstInvalid(src))}
 	}
 	off := 0
 	for off < len(src) {

@@ -185,7 +185,7 @@ func (s *Scanner) fill() bool {
 		}
 		cut := s.end - incompleteTail(s.buf[:s.end])
 		if !utf8.Valid(s.buf[:cut]) {
-			s.err = &EncodingError{Offset: s.base + int64(firstInvalid(s.buf[:cut]))}
+			s.err = &EncodingError{Offset: s.base + int64(FirstInvalid(s.buf[:cut]))}
 			return false
 		}
 		s.valid = cut
@@ -213,7 +213,9 @@ func incompleteTail(b []byte) int {
 	return 0
 }
 
-func firstInvalid(b []byte) int {
+// FirstInvalid returns the offset of the first byte of b that is not part
+// of a valid UTF-8 sequence, or len(b) when b is valid.
+func FirstInvalid(b []byte) int {
 	for i := 0; i < len(b); {
 		if b[i] < utf8.RuneSelf {
 			i++

@@ -27,6 +27,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/rowkit/rowkit/internal/regfile"
 )
 
 // Failure codes. They are the codes of inspect_file and of every MCP tool
@@ -65,7 +67,7 @@ func Open(dir string) (*Root, error) {
 		abs, err = filepath.EvalSymlinks(abs)
 	}
 	if err != nil {
-		return nil, errorf(CodeRead, "cannot resolve the workspace %s: %v", dir, unwrap(err))
+		return nil, errorf(CodeRead, "cannot resolve the workspace %s: %v", dir, regfile.Cause(err))
 	}
 	fi, err := os.Stat(abs)
 	if err != nil || !fi.IsDir() {
@@ -144,7 +146,7 @@ func (r *Root) Resolve(req string) (clean, target string, err error) {
 	case errors.Is(rerr, syscall.ELOOP):
 		return clean, "", errorf(CodeNotFound, "%s: too many levels of symbolic links", clean)
 	case rerr != nil:
-		return clean, "", errorf(CodeRead, "%s: %v", clean, unwrap(rerr))
+		return clean, "", errorf(CodeRead, "%s: %v", clean, regfile.Cause(rerr))
 	case !exists:
 		return clean, "", errorf(CodeNotFound, "%s: no such file in the workspace", clean)
 	}
@@ -224,7 +226,7 @@ func (r *Root) Stat(req string) (string, fs.FileInfo, error) {
 	if err != nil {
 		return clean, nil, r.openError(clean, err)
 	}
-	return clean, fi, regular(clean, fi)
+	return clean, fi, notRegular(clean, regfile.Check(fi))
 }
 
 // ReadFile resolves req, opens it through the root without blocking, checks
@@ -235,25 +237,14 @@ func (r *Root) ReadFile(req string) (string, []byte, error) {
 		return clean, nil, err
 	}
 	defer root.Close()
-	// Stat first, so that a device is refused without being opened at all.
-	fi, err := root.Stat(target)
+	f, fi, err := regfile.Open(root.Stat, root.OpenFile, target)
 	if err != nil {
-		return clean, nil, r.openError(clean, err)
-	}
-	if err := regular(clean, fi); err != nil {
-		return clean, nil, err
-	}
-	f, err := root.OpenFile(target, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return clean, nil, r.openError(clean, err)
+		if _, ok := regfile.AsNotRegular(err); !ok {
+			err = r.openError(clean, err)
+		}
+		return clean, nil, notRegular(clean, err)
 	}
 	defer f.Close()
-	if fi, err = f.Stat(); err != nil {
-		return clean, nil, errorf(CodeRead, "%s: %v", clean, unwrap(err))
-	}
-	if err := regular(clean, fi); err != nil {
-		return clean, nil, err
-	}
 	data := make([]byte, 0, fi.Size()+1)
 	for {
 		n, err := f.Read(data[len(data):cap(data)])
@@ -262,7 +253,7 @@ func (r *Root) ReadFile(req string) (string, []byte, error) {
 			return clean, data, nil
 		}
 		if err != nil {
-			return clean, nil, errorf(CodeRead, "reading %s: %v", clean, unwrap(err))
+			return clean, nil, errorf(CodeRead, "reading %s: %v", clean, regfile.Cause(err))
 		}
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)] // grow: the file is longer than stat said
@@ -278,7 +269,7 @@ func (r *Root) locate(req string) (clean, target string, root *os.Root, err erro
 	}
 	root, err = os.OpenRoot(r.dir)
 	if err != nil {
-		return clean, "", nil, errorf(CodeRead, "cannot open the workspace: %v", unwrap(err))
+		return clean, "", nil, errorf(CodeRead, "cannot open the workspace: %v", regfile.Cause(err))
 	}
 	return clean, target, root, nil
 }
@@ -301,33 +292,14 @@ func (r *Root) openError(clean string, err error) error {
 	if strings.Contains(err.Error(), "escapes") {
 		return errorf(CodeOutside, "%s changed to lead outside the workspace while it was opened", clean)
 	}
-	return errorf(CodeRead, "%s: %v", clean, unwrap(err))
+	return errorf(CodeRead, "%s: %v", clean, regfile.Cause(err))
 }
 
-func regular(clean string, fi fs.FileInfo) error {
-	m := fi.Mode()
-	if m.IsRegular() {
-		return nil
-	}
-	what := "not a regular file"
-	switch {
-	case m.IsDir():
-		what = "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		what = "a FIFO"
-	case m&fs.ModeSocket != 0:
-		what = "a socket"
-	case m&fs.ModeDevice != 0:
-		what = "a device"
-	}
-	return errorf(CodeNotRegular, "%s is %s; only regular files are accepted", clean, what)
-}
-
-// unwrap drops the operation and path that *fs.PathError repeats.
-func unwrap(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
+// notRegular turns a *regfile.NotRegularError into this package's error,
+// naming the request; other errors pass through.
+func notRegular(clean string, err error) error {
+	if e, ok := regfile.AsNotRegular(err); ok {
+		return errorf(CodeNotRegular, "%s is %s; only regular files are accepted", clean, e.Kind())
 	}
 	return err
 }

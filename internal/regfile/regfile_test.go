@@ -1,0 +1,67 @@
+package regfile
+
+import (
+	"errors"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+func TestOpen(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f.txt")
+	if err := os.WriteFile(file, []byte("alpha\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+
+	f, fi, err := Open(os.Stat, os.OpenFile, file)
+	if err != nil || fi.Size() != 6 {
+		t.Fatalf("regular file: %v", err)
+	}
+	f.Close()
+
+	for name, kind := range map[string]string{dir: "a directory", fifo: "a FIFO", sock: "a socket", "/dev/null": "a device"} {
+		_, _, err := Open(os.Stat, os.OpenFile, name)
+		e, ok := AsNotRegular(err)
+		if !ok || e.Kind() != kind {
+			t.Errorf("%s: err %v, want %s", name, err, kind)
+		}
+	}
+
+	_, _, err = Open(os.Stat, os.OpenFile, filepath.Join(dir, "missing"))
+	if !errors.Is(err, fs.ErrNotExist) || Cause(err) != syscall.ENOENT {
+		t.Fatalf("missing: %v", err)
+	}
+}
+
+// A FIFO that the stat saw as a regular file is still opened without
+// blocking and refused by the check on the open file.
+func TestOpenFIFOSwappedIn(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	regular, err := os.Stat(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	lying := func(string) (fs.FileInfo, error) { return regular, nil }
+	_, _, err = Open(lying, os.OpenFile, fifo)
+	if e, ok := AsNotRegular(err); !ok || e.Kind() != "a FIFO" {
+		t.Fatalf("err %v", err)
+	}
+}
