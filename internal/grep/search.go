@@ -230,15 +230,13 @@ type rowKey struct {
 
 // stream turns ripgrep's events into admitted rows.
 type stream struct {
-	dir     string // where rg runs: the base of the paths it reports
-	out     io.Writer
-	adm     *rows.Admitter  // nil while the rows fit in pending
-	pending []byte          // rows held before admission is needed
-	warm    bool            // the tokenizer is loading
-	seen    map[rowKey]bool // admitted rows, for first-seen de-duplication
-	src     *source         // the file of the current events
-	pre     []byte          // src's row prefix: "PATH":
-	row     []byte
+	dir  string // where rg runs: the base of the paths it reports
+	out  io.Writer
+	adm  *rows.Admitter
+	seen map[rowKey]bool // admitted rows, for first-seen de-duplication
+	src  *source         // the file of the current events
+	pre  []byte          // src's row prefix: "PATH":
+	row  []byte
 }
 
 // run consumes events until ripgrep's output ends or a row cannot be
@@ -321,39 +319,21 @@ func (st *stream) lineEvent(ev *event) error {
 	return nil
 }
 
-// admit offers one row to token admission. A token is at least one byte,
-// so rows totalling at most rows.TokenLimit bytes are all admitted without
-// counting: they wait in pending, and a search with few results never
-// loads the tokenizer. Once they would pass it, they go to a real Admitter
-// as one block, whose count is the sum of its rows' counts.
+// admit offers one row to token admission.
 func (st *stream) admit(row []byte) (bool, error) {
 	if st.adm == nil {
-		if len(st.pending)+len(row) <= rows.TokenLimit {
-			st.pending = append(st.pending, row...)
-			if !st.warm && len(st.pending) > rows.TokenLimit/4 {
-				st.warm = true
-				go rows.CountTokens("") // load the tokenizer while rg works
-			}
-			return true, nil
-		}
 		st.adm = rows.NewAdmitter(st.out)
-		if len(st.pending) > 0 {
-			if ok, err := st.adm.Admit(st.pending); !ok || err != nil {
-				return ok, err // cannot happen for at most TokenLimit bytes, but never drop rows silently
-			}
-		}
-		st.pending = nil
 	}
 	return st.adm.Admit(row)
 }
 
-// flush writes rows still pending, which all fit.
+// flush writes the admitted rows that admission still holds.
 func (st *stream) flush() error {
-	if st.adm == nil && len(st.pending) > 0 {
-		if _, err := st.out.Write(st.pending); err != nil {
-			return cli.Errorf(CodeWrite, "writing output: %v", regfile.Cause(err))
-		}
-		st.pending = nil
+	if st.adm == nil {
+		return nil
+	}
+	if err := st.adm.Flush(); err != nil {
+		return cli.Errorf(CodeWrite, "writing output: %v", regfile.Cause(err))
 	}
 	return nil
 }

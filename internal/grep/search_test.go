@@ -204,47 +204,6 @@ func TestJSONString(t *testing.T) {
 	}
 }
 
-// TestAdmitMatchesAdmitter checks that holding rows back while they total
-// at most TokenLimit bytes admits exactly what a plain Admitter does.
-func TestAdmitMatchesAdmitter(t *testing.T) {
-	words := []string{"alpha", "needle", "x := 42", "値", "naïve", "{", "}", "// note", "return err"}
-	for _, total := range []int{0, 9000, rows.TokenLimit - 40, rows.TokenLimit, rows.TokenLimit + 30, 40000, 90000} {
-		var all [][]byte
-		n := 0
-		for i := 0; n < total; i++ {
-			text := fmt.Sprintf("%s %s %d %s", words[i%len(words)], words[i*7%len(words)], i*31%1000, strings.Repeat("ab ", i%11))
-			row := rows.AppendRow([]byte(`"f.go":`), i+1, []byte(text))
-			if n+len(row) > total && total <= rows.TokenLimit {
-				break
-			}
-			all = append(all, row)
-			n += len(row)
-		}
-		var want bytes.Buffer
-		ref := rows.NewAdmitter(&want)
-		for _, r := range all {
-			if ok, _ := ref.Admit(r); !ok {
-				break
-			}
-		}
-		var got bytes.Buffer
-		st := &stream{out: &got}
-		stopped := false
-		for _, r := range all {
-			if ok, err := st.admit(r); err != nil || !ok {
-				stopped = true
-				break
-			}
-		}
-		if err := st.flush(); err != nil {
-			t.Fatal(err)
-		}
-		if got.String() != want.String() || stopped != ref.Report().Omitted {
-			t.Errorf("%d bytes of rows: got %d bytes (stopped %v), want %d (omitted %v)", n, got.Len(), stopped, want.Len(), ref.Report().Omitted)
-		}
-	}
-}
-
 // FuzzEvents feeds arbitrary bytes to the event stream reader as if rg had
 // written them: it never panics, and every row it prints is a verified row
 // of the file (a wrong identity is never printed, whatever rg says).

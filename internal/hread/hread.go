@@ -129,6 +129,7 @@ func Read(path string, r Range, w io.Writer) (rows.Report, error) {
 	if sc.Line() < r.Start && r != All {
 		return rows.Report{}, cli.Errorf(CodePastEOF, "START %d is past the end of %s, which has %d lines", r.Start, path, sc.Line())
 	}
+	adm.Flush() // into a bytes.Buffer, which cannot fail
 	rep := adm.Report()
 	if _, err := out.WriteTo(w); err != nil {
 		return rep, cli.Errorf(CodeRead, "writing output: %v", regfile.Cause(err))

@@ -39,15 +39,18 @@ func TestAdmitterRule(t *testing.T) {
 	for _, r := range list {
 		a.Admit(r)
 	}
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	rep := a.Report()
 	want, omitted := admitReference(list)
 	if buf.String() != string(want) || rep.Omitted != omitted || !omitted {
 		t.Fatalf("admitted %d bytes, reference %d; omitted %v, reference %v", buf.Len(), len(want), rep.Omitted, omitted)
 	}
-	if n := CountTokens(buf.String()); n != rep.Tokens || n <= TokenLimit-200 || n > TokenCeiling {
-		t.Fatalf("tokens %d, report %d", n, rep.Tokens)
+	if n := CountTokens(buf.String()); n != a.Tokens() || n <= TokenLimit-200 || n > TokenCeiling {
+		t.Fatalf("tokens %d, report %d", n, a.Tokens())
 	}
-	if !rep.Sealed && rep.Tokens > TokenLimit {
+	if !rep.Sealed && a.Tokens() > TokenLimit {
 		t.Fatal("over the limit but not sealed")
 	}
 	// Once sealed or omitted, nothing more is written.
@@ -64,16 +67,47 @@ func TestAdmitterSealsThenCompletes(t *testing.T) {
 	a := NewAdmitter(&buf)
 	small := AppendRow(nil, 1, []byte("alpha"))
 	per := CountTokens(string(small))
-	for a.Report().Tokens+per <= TokenLimit {
+	for total := per; total <= TokenLimit; total += per {
 		a.Admit(small)
 	}
 	big := AppendRow(nil, 2, []byte(strings.Repeat("beta ", 100)))
 	if ok, _ := a.Admit(big); !ok {
-		t.Fatalf("row of %d tokens at total %d not admitted", CountTokens(string(big)), a.Report().Tokens)
+		t.Fatalf("row of %d tokens at total %d not admitted", CountTokens(string(big)), a.Tokens())
 	}
 	rep := a.Report()
 	if !rep.Sealed || rep.Omitted || a.Open() {
 		t.Fatalf("report %+v", rep)
+	}
+}
+
+// Rows are held uncounted while they total at most TokenLimit bytes, and
+// written by Flush or as soon as counting starts.
+func TestAdmitterHoldsSmallOutput(t *testing.T) {
+	var buf bytes.Buffer
+	a := NewAdmitter(&buf)
+	row := AppendRow(nil, 1, []byte("alpha"))
+	for n := 0; n+len(row) <= TokenLimit; n += len(row) {
+		if ok, err := a.Admit(row); !ok || err != nil {
+			t.Fatalf("held row refused: %v", err)
+		}
+	}
+	if buf.Len() != 0 {
+		t.Fatalf("%d bytes written before Flush", buf.Len())
+	}
+	if err := a.Flush(); err != nil || buf.Len() == 0 || buf.Len() > TokenLimit {
+		t.Fatalf("flushed %d bytes: %v", buf.Len(), err)
+	}
+	if err := a.Flush(); err != nil || buf.Len() != len(row)*a.Report().Rows {
+		t.Fatalf("second flush changed the output: %d bytes for %d rows", buf.Len(), a.Report().Rows)
+	}
+	// One more row passes TokenLimit bytes: the held rows are counted and
+	// the new one is written at once.
+	before := buf.Len()
+	if ok, _ := a.Admit(row); !ok || buf.Len() != before+len(row) {
+		t.Fatalf("row after the threshold not written at once")
+	}
+	if got, want := a.Tokens(), CountTokens(buf.String()); got != want {
+		t.Fatalf("tokens %d, want %d", got, want)
 	}
 }
 
@@ -163,6 +197,9 @@ func TestAdmitterCountsWholeOutput(t *testing.T) {
 						break
 					}
 				}
+				if err := a.Flush(); err != nil {
+					t.Fatal(err)
+				}
 				want, omitted := whole, false
 				if sum > TokenLimit {
 					want, omitted = admitReference(list)
@@ -170,8 +207,8 @@ func TestAdmitterCountsWholeOutput(t *testing.T) {
 				if !bytes.Equal(buf.Bytes(), want) || a.Report().Omitted != omitted {
 					t.Fatalf("%s: admitter wrote %d bytes (omitted %v), reference %d (omitted %v)", path, buf.Len(), a.Report().Omitted, len(want), omitted)
 				}
-				if n := CountTokens(buf.String()); n != a.Report().Tokens {
-					t.Fatalf("%s: report says %d tokens, output has %d", path, a.Report().Tokens, n)
+				if n := CountTokens(buf.String()); n != a.Tokens() {
+					t.Fatalf("%s: report says %d tokens, output has %d", path, a.Tokens(), n)
 				}
 			}
 			checked++
