@@ -46,7 +46,14 @@ func cmdFakeRg(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		script += fmt.Sprintf("exec '%s' \"$@\"\n", realRg)
 	}
-	ts.Check(os.WriteFile(filepath.Join(dir, "rg"), []byte(script), 0o755))
+	// Written by a child process, not by this one: a child that a parallel
+	// script forks here could hold a descriptor this process wrote through,
+	// and exec would fail with "text file busy".
+	write := exec.Command("sh", "-c", `cat > "$1" && chmod 755 "$1"`, "sh", filepath.Join(dir, "rg"))
+	write.Stdin = strings.NewReader(script)
+	if out, err := write.CombinedOutput(); err != nil {
+		ts.Fatalf("writing the fake rg: %v: %s", err, out)
+	}
 }
 
 // withoutrg removes from PATH every directory that holds an rg.

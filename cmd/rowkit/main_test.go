@@ -161,10 +161,12 @@ func cmdDenied(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	ts.Defer(func() { os.RemoveAll(dir) })
 	ts.Check(os.Chmod(dir, 0o755))
+	// A hard link, not a copy: a copy written here could be held open by a
+	// child forked meanwhile by a parallel script, and exec would then fail
+	// with "text file busy".
 	exe := filepath.Join(dir, args[0])
-	data, err := os.ReadFile(bin)
-	ts.Check(err)
-	ts.Check(os.WriteFile(exe, data, 0o755))
+	ts.Check(os.Link(bin, exe))
+	ts.Check(os.Chmod(exe, 0o755))
 	secret := filepath.Join(dir, "secret.txt")
 	ts.Check(os.WriteFile(secret, []byte(ts.ReadFile(args[1])), 0o000))
 
