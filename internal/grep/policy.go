@@ -256,6 +256,11 @@ type Plan struct {
 	// --no-config --json, then "--" and the pattern and paths, so that no
 	// argument can be read as anything but what the policy checked.
 	Args []string
+	// Context is set when context rows were asked for (-A, -B or -C
+	// other than 0). A ripgrep line that a lone CR splits into several
+	// verified rows then prints all of them: the rows beside the matched
+	// one are its context.
+	Context bool
 }
 
 // Parse applies the policy to hgrep's argv (without the program name),
@@ -266,6 +271,7 @@ type Plan struct {
 // usage error naming it; ripgrep never sees it.
 func Parse(argv []string) (*Plan, error) {
 	var opts, pos []string
+	context := false
 	patterns := false // -e or -f given: every positional is a path
 	unrestricted := 0
 	use := func(o *Option, spelled, value string) error {
@@ -282,6 +288,9 @@ func Parse(argv []string) (*Plan, error) {
 		}
 		if o.Short == 'e' || o.Short == 'f' {
 			patterns = true
+		}
+		if o.Group == "context" {
+			context = context || strings.TrimLeft(value, "0") != ""
 		}
 		if o.Short == 'f' && value == "-" {
 			return usageErr("%s - is rejected: reading patterns from standard input is not possible; %s", spelled, whyStdin)
@@ -374,7 +383,7 @@ func Parse(argv []string) (*Plan, error) {
 		}
 	}
 	args := append(opts, "--no-config", "--json", "--")
-	return &Plan{Args: append(args, pos...)}, nil
+	return &Plan{Args: append(args, pos...), Context: context}, nil
 }
 
 // shortName names the unknown short option at a[j], showing the word it

@@ -78,7 +78,7 @@ func Search(ctx context.Context, plan *Plan, dir string, w io.Writer) error {
 	}
 
 	out := bufio.NewWriterSize(w, 32<<10)
-	st := &stream{dir: dir, out: out, seen: map[rowKey]bool{}}
+	st := &stream{dir: dir, out: out, seen: map[rowKey]bool{}, context: plan.Context}
 	streamErr := st.run(bufio.NewReaderSize(pipe, 256<<10))
 	st.close()
 	if err := st.flush(); err != nil && streamErr == nil {
@@ -230,13 +230,16 @@ type rowKey struct {
 
 // stream turns ripgrep's events into admitted rows.
 type stream struct {
-	dir  string // where rg runs: the base of the paths it reports
-	out  io.Writer
-	adm  *rows.Admitter
-	seen map[rowKey]bool // admitted rows, for first-seen de-duplication
-	src  *source         // the file of the current events
-	pre  []byte          // src's row prefix: "PATH":
-	row  []byte
+	dir string // where rg runs: the base of the paths it reports
+	out io.Writer
+	adm *rows.Admitter
+	// context: print every verified row of a matched ripgrep line, not
+	// only those its submatches touch (see Plan.Context).
+	context bool
+	seen    map[rowKey]bool // admitted rows, for first-seen de-duplication
+	src     *source         // the file of the current events
+	pre     []byte          // src's row prefix: "PATH":
+	row     []byte
 }
 
 // run consumes events until ripgrep's output ends or a row cannot be
@@ -291,7 +294,7 @@ func (st *stream) lineEvent(ev *event) error {
 		st.pre = append(appendJSONString(st.pre[:0], string(path)), ':')
 	}
 	var subs []span
-	if ev.Type == "match" {
+	if ev.Type == "match" && !st.context {
 		subs = ev.Data.Submatches
 	}
 	segs, err := st.src.rowsOf(n, text, subs)

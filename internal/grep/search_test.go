@@ -57,7 +57,10 @@ func TestSearch(t *testing.T) {
 	}{
 		{[]string{"needle", "crlf.txt"}, "\"crlf.txt\":2:" + h("needle one") + " needle one\n"},
 		{[]string{"needle", "lonecr.txt"}, "\"lonecr.txt\":3:" + h("needle two") + " needle two\n"},
-		{[]string{"-A1", "needle", "lonecr.txt"}, "\"lonecr.txt\":3:" + h("needle two") + " needle two\n\"lonecr.txt\":5:f395 after\n"},
+		// With context, every row of ripgrep's matched line prints: "z",
+		// right after the match, is context too.
+		{[]string{"-A1", "needle", "lonecr.txt"}, "\"lonecr.txt\":1:" + h("x") + " x\n\"lonecr.txt\":2:" + h("y") + " y\n\"lonecr.txt\":3:" + h("needle two") + " needle two\n\"lonecr.txt\":4:" + h("z") + " z\n\"lonecr.txt\":5:f395 after\n"},
+		{[]string{"-A0", "needle", "lonecr.txt"}, "\"lonecr.txt\":3:" + h("needle two") + " needle two\n"},
 		{[]string{"after", "lonecr.txt"}, "\"lonecr.txt\":5:f395 after\n"},
 		{[]string{"needle", "bom.txt"}, "\"bom.txt\":1:" + rows.Hash([]byte("\uFEFFneedle bom")) + " \uFEFFneedle bom\n"},
 		// Overlapping context prints each row once, in order.
