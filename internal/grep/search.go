@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/jsonstr"
 	"github.com/rowkit/rowkit/internal/regfile"
 	"github.com/rowkit/rowkit/internal/rows"
 )
@@ -291,7 +292,7 @@ func (st *stream) lineEvent(ev *event) error {
 		if st.src, err = openSource(st.dir, string(path)); err != nil {
 			return err
 		}
-		st.pre = append(appendJSONString(st.pre[:0], string(path)), ':')
+		st.pre = append(jsonstr.Append(st.pre[:0], string(path)), ':')
 	}
 	var subs []span
 	if ev.Type == "match" && !st.context {
@@ -370,14 +371,4 @@ func readEvent(r *bufio.Reader, buf []byte) ([]byte, error) {
 			return nil, cli.Errorf(CodeRg, "reading ripgrep's output: %v", err)
 		}
 	}
-}
-
-// appendJSONString appends s as a JSON string, escaping only what JSON
-// requires (no HTML escapes), so a path reads as it is.
-func appendJSONString(dst []byte, s string) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s) // a string always encodes
-	return append(dst, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...)
 }

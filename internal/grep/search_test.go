@@ -194,19 +194,6 @@ func asError(err error, target **cli.Error) bool {
 	return ok
 }
 
-func TestJSONString(t *testing.T) {
-	for in, want := range map[string]string{
-		"a b.txt":      `"a b.txt"`,
-		"we\"ird\nnl":  `"we\"ird\nnl"`,
-		"ñame <&>.go":  `"ñame <&>.go"`,
-		"tab\there\\x": `"tab\there\\x"`,
-	} {
-		if got := string(appendJSONString(nil, in)); got != want {
-			t.Errorf("appendJSONString(%q) = %s, want %s", in, got, want)
-		}
-	}
-}
-
 // FuzzEvents feeds arbitrary bytes to the event stream reader as if rg had
 // written them: it never panics, and every row it prints is a verified row
 // of the file (a wrong identity is never printed, whatever rg says).

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/jsonstr"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
 
@@ -107,4 +108,4 @@ func fail(env *cli.Env, err error) int {
 	return ExitFailure
 }
 
-func quote(s string) string { return string(appendString(nil, s)) }
+func quote(s string) string { return string(jsonstr.Append(nil, s)) }

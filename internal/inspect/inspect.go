@@ -31,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rowkit/rowkit/internal/jsonstr"
 	"github.com/rowkit/rowkit/internal/rows"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
@@ -66,12 +67,12 @@ func (f *Failure) AppendJSON(dst []byte) []byte {
 	if f.Path == nil {
 		dst = append(dst, "null"...)
 	} else {
-		dst = appendString(dst, *f.Path)
+		dst = jsonstr.Append(dst, *f.Path)
 	}
 	dst = append(dst, `,"error":{"code":`...)
-	dst = appendString(dst, f.Code)
+	dst = jsonstr.Append(dst, f.Code)
 	dst = append(dst, `,"message":`...)
-	dst = appendString(dst, f.Message)
+	dst = jsonstr.Append(dst, f.Message)
 	return append(dst, "}}\n"...)
 }
 

@@ -2,8 +2,8 @@ package inspect
 
 import (
 	"strconv"
-	"unicode/utf8"
 
+	"github.com/rowkit/rowkit/internal/jsonstr"
 	"github.com/rowkit/rowkit/internal/rows"
 )
 
@@ -118,14 +118,14 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 func (r *Result) AppendJSON(dst []byte) []byte {
 	d := &r.Data
 	dst = append(dst, `{"ok":true,"data":{"path":`...)
-	dst = appendString(dst, d.Path)
+	dst = jsonstr.Append(dst, d.Path)
 	dst = append(dst, `,"kind":`...)
-	dst = appendString(dst, d.Kind)
+	dst = jsonstr.Append(dst, d.Kind)
 	dst = append(dst, `,"language":`...)
 	if d.Kind == KindNone {
 		dst = append(dst, "null"...)
 	} else {
-		dst = appendString(dst, d.Language)
+		dst = jsonstr.Append(dst, d.Language)
 	}
 	dst = append(dst, `,"size_bytes":`...)
 	dst = strconv.AppendInt(dst, d.SizeBytes, 10)
@@ -149,7 +149,7 @@ func (r *Result) AppendJSON(dst []byte) []byte {
 		return append(dst, "false,\"truncation\":null}\n"...)
 	}
 	dst = append(dst, `true,"truncation":{"reason":`...)
-	dst = appendString(dst, r.Truncation.Reason)
+	dst = jsonstr.Append(dst, r.Truncation.Reason)
 	dst = append(dst, `,"after_entries":`...)
 	dst = strconv.AppendInt(dst, int64(r.Truncation.AfterEntries), 10)
 	return append(dst, "}}\n"...)
@@ -157,18 +157,18 @@ func (r *Result) AppendJSON(dst []byte) []byte {
 
 func (e *Entry) appendJSON(dst []byte) []byte {
 	dst = append(dst, `{"kind":`...)
-	dst = appendString(dst, e.Kind)
+	dst = jsonstr.Append(dst, e.Kind)
 	if e.Kind == KindJSON {
 		dst = append(dst, `,"pointer":`...)
-		dst = appendString(dst, e.Pointer)
+		dst = jsonstr.Append(dst, e.Pointer)
 		dst = append(dst, `,"value_type":`...)
-		dst = appendString(dst, e.ValueType)
+		dst = jsonstr.Append(dst, e.ValueType)
 	} else {
 		dst = append(dst, `,"name":`...)
-		dst = appendString(dst, e.Name)
+		dst = jsonstr.Append(dst, e.Name)
 		if e.Kind == KindMethod {
 			dst = append(dst, `,"receiver":`...)
-			dst = appendString(dst, e.Receiver)
+			dst = jsonstr.Append(dst, e.Receiver)
 		}
 		if e.Kind == KindHeading {
 			dst = append(dst, `,"level":`...)
@@ -186,55 +186,4 @@ func appendRef(dst []byte, r rows.Ref) []byte {
 	dst = strconv.AppendInt(dst, int64(r.Line), 10)
 	dst = append(dst, ':')
 	return append(dst, r.Hash...)
-}
-
-// appendString appends s as a JSON string. Invalid UTF-8 (possible only in
-// a path given on the command line) becomes U+FFFD, as encoding/json does.
-func appendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, "\ufffd"...)
-			i++
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&15])
-			i += n
-			start = i
-			continue
-		}
-		i += n
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

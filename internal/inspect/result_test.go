@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
 )
 
 func TestFormatOf(t *testing.T) {
@@ -114,22 +115,5 @@ func TestOutputLimit(t *testing.T) {
 	b := f.AppendJSON(nil)
 	if !json.Valid(b) {
 		t.Errorf("failure document is not JSON: %s", b)
-	}
-}
-
-func TestAppendString(t *testing.T) {
-	for _, s := range []string{"plain", "quote\" back\\ slash", "ctl\x00\x01\x1f\t\n\r", "naïve 値 😀", "\u2028\u2029", "bad\xff\xfeutf8", "<&>"} {
-		b := appendString(nil, s)
-		var got string
-		if err := json.Unmarshal(b, &got); err != nil {
-			t.Fatalf("%q encodes as invalid JSON %s: %v", s, b, err)
-		}
-		want := strings.ToValidUTF8(s, "\ufffd")
-		if s == "bad\xff\xfeutf8" {
-			want = "bad\ufffd\ufffdutf8"
-		}
-		if got != want {
-			t.Errorf("%q round-trips as %q", s, got)
-		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/rowkit/rowkit/internal/jsonstr"
 )
 
 // SchemaVersion is bumped on any incompatible change to Report's JSON.
@@ -126,7 +128,7 @@ type Path string
 // object that keeps the exact bytes.
 func (p Path) MarshalJSON() ([]byte, error) {
 	if utf8.ValidString(string(p)) {
-		return appendQuoted(nil, string(p)), nil
+		return jsonstr.Append(nil, string(p)), nil
 	}
 	return marshal(struct {
 		Lossy  string `json:"lossy"`
@@ -218,35 +220,4 @@ func marshal(v any) ([]byte, error) {
 
 func (r *Report) warn(code, msg, hint string) {
 	r.Diagnostics = append(r.Diagnostics, Diagnostic{Code: code, Severity: "warning", Message: msg, Hint: hint})
-}
-
-// appendQuoted appends s as a JSON string, escaping only what JSON requires
-// (quote, backslash, control characters). It is the hot path of a report
-// with thousands of paths; s must be valid UTF-8.
-func appendQuoted(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\r':
-			b = append(b, '\\', 'r')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
