@@ -35,16 +35,7 @@ import (
 var pythonLanguage = sitter.NewLanguage(tspython.Language())
 
 func outlinePython(src []byte) ([]Entry, bool) {
-	src = normalizeCR(src) // Python reads a lone CR as a line break
-	tree := parseTree(pythonLanguage, src)
-	if tree == nil {
-		return nil, false
-	}
-	defer tree.Close()
-	root := tree.RootNode()
-	var out []Entry
-	pyStatements(src, root, &out)
-	return out, !root.HasError()
+	return outlineTree(pythonLanguage, src, pyStatements) // Python reads a lone CR as a line break
 }
 
 // pyStatements outlines the module-scope statements among n's children.

@@ -50,18 +50,12 @@ func outlineTSX(src []byte) ([]Entry, bool)        { return outlineScript(tsxLan
 func outlineJavaScript(src []byte) ([]Entry, bool) { return outlineScript(javascriptLanguage, src) }
 
 func outlineScript(lang *sitter.Language, src []byte) ([]Entry, bool) {
-	src = normalizeCR(src) // a lone CR is a line terminator in ECMAScript
-	tree := parseTree(lang, src)
-	if tree == nil {
-		return nil, false
-	}
-	defer tree.Close()
-	root := tree.RootNode()
-	var out []Entry
-	for _, st := range namedChildren(root) {
-		jsStatement(src, st, st, &out)
-	}
-	return out, !root.HasError()
+	// A lone CR is a line terminator in ECMAScript.
+	return outlineTree(lang, src, func(src []byte, root *sitter.Node, out *[]Entry) {
+		for _, st := range namedChildren(root) {
+			jsStatement(src, st, st, out)
+		}
+	})
 }
 
 // jsStatement outlines the statement st; outer is the node whose span the

@@ -15,6 +15,22 @@ func parseTree(lang *sitter.Language, src []byte) *sitter.Tree {
 	return p.Parse(src, nil)
 }
 
+// outlineTree parses src, with lone CRs read as line breaks, and lets walk
+// collect the entries under the root. The bool reports a parse that needed
+// no error recovery.
+func outlineTree(lang *sitter.Language, src []byte, walk func(src []byte, root *sitter.Node, out *[]Entry)) ([]Entry, bool) {
+	src = normalizeCR(src)
+	tree := parseTree(lang, src)
+	if tree == nil {
+		return nil, false
+	}
+	defer tree.Close()
+	root := tree.RootNode()
+	var out []Entry
+	walk(src, root, &out)
+	return out, !root.HasError()
+}
+
 // nodeText returns the source text of n.
 func nodeText(src []byte, n *sitter.Node) string {
 	if n == nil {
