@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/rowkit/rowkit/internal/errs"
 )
 
 // Main runs the rowkit binary: args is os.Args. A base name of args[0] that
@@ -25,17 +27,17 @@ func Main(ctx context.Context, env *Env, args []string, cmds []*Command) int {
 	}
 	if len(args) == 0 {
 		overview(env.Stderr, cmds)
-		return ExitUsage
+		return errs.ExitUsage
 	}
 	switch name, rest := args[0], args[1:]; name {
 	case "-h", "-help", "--help":
 		overview(env.Stdout, cmds)
-		return ExitOK
+		return errs.ExitOK
 	case "help":
 		return help(env, rest, cmds)
 	case "-version", "--version", "version":
 		fmt.Fprintln(env.Stdout, Version())
-		return ExitOK
+		return errs.ExitOK
 	case "link":
 		return linkCommand(cmds).Exec(ctx, env, "rowkit link", rest)
 	default:
@@ -47,7 +49,7 @@ func Main(ctx context.Context, env *Env, args []string, cmds []*Command) int {
 		} else {
 			fmt.Fprintf(env.Stderr, "rowkit: unknown command %q (see 'rowkit --help')\n", name)
 		}
-		return ExitUsage
+		return errs.ExitUsage
 	}
 }
 
@@ -75,10 +77,10 @@ func help(env *Env, args []string, cmds []*Command) int {
 	switch {
 	case len(args) == 0:
 		overview(env.Stdout, cmds)
-		return ExitOK
+		return errs.ExitOK
 	case len(args) > 1:
 		fmt.Fprintln(env.Stderr, "rowkit help: usage: rowkit help [COMMAND]")
-		return ExitUsage
+		return errs.ExitUsage
 	}
 	c := find(cmds, args[0])
 	if c == nil && args[0] == "link" {
@@ -89,7 +91,7 @@ func help(env *Env, args []string, cmds []*Command) int {
 	}
 	if c == nil {
 		fmt.Fprintf(env.Stderr, "rowkit help: unknown command %q (see 'rowkit --help')\n", args[0])
-		return ExitUsage
+		return errs.ExitUsage
 	}
 	fmt.Fprintf(env.Stdout, "usage: %s\n\n%s\n", c.Usage, c.Summary)
 	if c.Help != "" {
@@ -98,7 +100,7 @@ func help(env *Env, args []string, cmds []*Command) int {
 			fmt.Fprintln(env.Stdout)
 		}
 	}
-	return ExitOK
+	return errs.ExitOK
 }
 
 func overview(w io.Writer, cmds []*Command) {

@@ -74,6 +74,20 @@ func (e *Error) WithExit(status int) *Error { e.Exit = status; return e }
 // Usagef returns a usage error.
 func Usagef(format string, args ...any) *Error { return Errorf(Usage, format, args...) }
 
+// IncompleteTokens is the error of a result cut short by token admission
+// at limit tokens; what fit has been delivered.
+func IncompleteTokens(limit int) *Error {
+	return Errorf(Incomplete, "%s-token limit reached", thousands(limit))
+}
+
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
 // As returns the *Error in err's chain.
 func As(err error) (*Error, bool) {
 	var e *Error

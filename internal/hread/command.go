@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/errs"
 )
 
 // Command is hread as a rowkit command.
@@ -51,22 +52,22 @@ func run(_ context.Context, env *cli.Env, args []string) error {
 				break
 			}
 			if len(a) > 1 && a[0] == '-' {
-				return cli.Usagef("hread takes no options (got %q); usage: hread PATH [START:END]", a)
+				return errs.Usagef("hread takes no options (got %q); usage: hread PATH [START:END]", a)
 			}
 		}
 	}
 	switch {
 	case len(args) == 0:
-		return cli.Usagef("missing PATH; usage: hread PATH [START:END]")
+		return errs.Usagef("missing PATH; usage: hread PATH [START:END]")
 	case len(args) > 2:
-		return cli.Usagef("hread reads one file and at most one range, got %d arguments; usage: hread PATH [START:END]", len(args))
+		return errs.Usagef("hread reads one file and at most one range, got %d arguments; usage: hread PATH [START:END]", len(args))
 	case args[0] == "":
-		return cli.Usagef("PATH is empty; usage: hread PATH [START:END]")
+		return errs.Usagef("PATH is empty; usage: hread PATH [START:END]")
 	}
 	r := All
 	if len(args) == 2 {
 		if !looksLikeRange(args[1]) {
-			return cli.Usagef("hread reads one file; %q is a second path, not a START:END range", args[1])
+			return errs.Usagef("hread reads one file; %q is a second path, not a START:END range", args[1])
 		}
 		var err error
 		if r, err = ParseRange(args[1]); err != nil {

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/regfile"
 	"github.com/rowkit/rowkit/internal/rows"
 )
@@ -46,18 +46,18 @@ var All = Range{Start: 1, End: int(^uint(0) >> 1)}
 func ParseRange(s string) (Range, error) {
 	a, b, ok := strings.Cut(s, ":")
 	if !ok {
-		return Range{}, cli.Errorf(CodeRange, "range %q must be START:END, e.g. 10:20", s)
+		return Range{}, errs.Errorf(CodeRange, "range %q must be START:END, e.g. 10:20", s)
 	}
 	start, err := lineNumber(a)
 	if err != nil {
-		return Range{}, cli.Errorf(CodeRange, "range %q: START %v", s, err)
+		return Range{}, errs.Errorf(CodeRange, "range %q: START %v", s, err)
 	}
 	end, err := lineNumber(b)
 	if err != nil {
-		return Range{}, cli.Errorf(CodeRange, "range %q: END %v", s, err)
+		return Range{}, errs.Errorf(CodeRange, "range %q: END %v", s, err)
 	}
 	if start > end {
-		return Range{}, cli.Errorf(CodeRange, "range %q is reversed: START must not exceed END", s)
+		return Range{}, errs.Errorf(CodeRange, "range %q is reversed: START must not exceed END", s)
 	}
 	return Range{start, end}, nil
 }
@@ -92,7 +92,7 @@ func Read(path string, r Range, w io.Writer) (rows.Report, error) {
 	defer f.Close()
 
 	var out bytes.Buffer
-	adm := rows.NewAdmitter(&out)
+	adm := rows.NewAdmitter(&out, rows.DefaultBudget)
 	sc := rows.NewScanner(f)
 	var row []byte
 	for {
@@ -122,20 +122,20 @@ func Read(path string, r Range, w io.Writer) (rows.Report, error) {
 	}
 	if err := sc.Drain(); err != nil {
 		if e, ok := rows.IsEncoding(err); ok {
-			return rows.Report{}, cli.Errorf(CodeNotUTF8, "%s is not valid UTF-8: invalid byte at offset %d", path, e.Offset)
+			return rows.Report{}, errs.Errorf(CodeNotUTF8, "%s is not valid UTF-8: invalid byte at offset %d", path, e.Offset)
 		}
-		return rows.Report{}, cli.Errorf(CodeRead, "reading %s: %v", path, regfile.Cause(err))
+		return rows.Report{}, errs.Errorf(CodeRead, "reading %s: %v", path, regfile.Cause(err))
 	}
 	if sc.Line() < r.Start && r != All {
-		return rows.Report{}, cli.Errorf(CodePastEOF, "START %d is past the end of %s, which has %d lines", r.Start, path, sc.Line())
+		return rows.Report{}, errs.Errorf(CodePastEOF, "START %d is past the end of %s, which has %d lines", r.Start, path, sc.Line())
 	}
 	adm.Flush() // into a bytes.Buffer, which cannot fail
 	rep := adm.Report()
 	if _, err := out.WriteTo(w); err != nil {
-		return rep, cli.Errorf(CodeRead, "writing output: %v", regfile.Cause(err))
+		return rep, errs.Errorf(CodeRead, "writing output: %v", regfile.Cause(err))
 	}
 	if rep.Omitted {
-		return rep, cli.Incomplete()
+		return rep, errs.IncompleteTokens(rows.TokenLimit)
 	}
 	return rep, nil
 }
@@ -145,7 +145,7 @@ func Read(path string, r Range, w io.Writer) (rows.Report, error) {
 func open(path string) (*os.File, error) {
 	f, _, err := regfile.Open(os.Stat, os.OpenFile, path)
 	if e, ok := regfile.AsNotRegular(err); ok {
-		return nil, cli.Errorf(CodeNotRegular, "%s is %s; hread reads regular files only", path, e.Kind())
+		return nil, errs.Errorf(CodeNotRegular, "%s is %s; hread reads regular files only", path, e.Kind())
 	}
 	if err != nil {
 		return nil, openError(path, err)
@@ -156,11 +156,11 @@ func open(path string) (*os.File, error) {
 func openError(path string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return cli.Errorf(CodeNotFound, "%s: no such file", path)
+		return errs.Errorf(CodeNotFound, "%s: no such file", path)
 	case errors.Is(err, fs.ErrPermission):
-		return cli.Errorf(CodePermission, "%s: permission denied", path)
+		return errs.Errorf(CodePermission, "%s: permission denied", path)
 	case errors.Is(err, syscall.ENOTDIR):
-		return cli.Errorf(CodeNotFound, "%s: a parent of this path is not a directory", path)
+		return errs.Errorf(CodeNotFound, "%s: a parent of this path is not a directory", path)
 	}
-	return cli.Errorf(CodeRead, "%s: %v", path, regfile.Cause(err))
+	return errs.Errorf(CodeRead, "%s: %v", path, regfile.Cause(err))
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/errs"
 )
 
 var rangeTests = []struct {
@@ -33,7 +33,7 @@ func TestParseRange(t *testing.T) {
 	for _, tt := range rangeTests {
 		got, err := ParseRange(tt.in)
 		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || cli.Code(err) != CodeRange {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || errs.Code(err) != CodeRange {
 				t.Errorf("ParseRange(%q) error = %v, want %q", tt.in, err, tt.wantErr)
 			}
 			continue
@@ -51,7 +51,7 @@ func FuzzParseRange(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		r, err := ParseRange(s)
 		if err != nil {
-			if cli.Code(err) != CodeRange || strings.Contains(err.Error(), "\n") {
+			if errs.Code(err) != CodeRange || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error %v", err)
 			}
 			return

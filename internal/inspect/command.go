@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/jsonstr"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
@@ -81,7 +82,7 @@ func run(_ context.Context, env *cli.Env, args []string) error {
 	}
 	ws, err := workspace.Cwd()
 	if err != nil {
-		var we *workspace.Error
+		var we *errs.Error
 		if errors.As(err, &we) {
 			return &Failure{Path: &args[0], Code: we.Code, Message: we.Msg}
 		}

@@ -31,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/jsonstr"
 	"github.com/rowkit/rowkit/internal/rows"
 	"github.com/rowkit/rowkit/internal/workspace"
@@ -133,7 +134,7 @@ func formatOf(name string) *format {
 // exact encoding, or a *Failure.
 func Inspect(ws *workspace.Root, req string) (*Result, []byte, error) {
 	fail := func(err error) (*Result, []byte, error) {
-		var we *workspace.Error
+		var we *errs.Error
 		if errors.As(err, &we) {
 			return nil, nil, &Failure{Path: &req, Code: we.Code, Message: we.Msg}
 		}

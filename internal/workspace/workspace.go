@@ -19,7 +19,6 @@ package workspace
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -28,28 +27,21 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/regfile"
 )
 
-// Failure codes. They are the codes of inspect_file and of every MCP tool
-// that takes a workspace path.
+// Failure codes, as *errs.Error values. They are the codes of inspect_file
+// and of every MCP tool that takes a workspace path.
 const (
-	CodeOutside    = "outside_workspace"
-	CodeNotFound   = "not_found"
-	CodeNotRegular = "not_regular"
-	CodeRead       = "read"
+	CodeOutside    = errs.Outside
+	CodeNotFound   = errs.NotFound
+	CodeNotRegular = errs.NotRegular
+	CodeRead       = errs.Read
 )
 
-// Error is a refused or failed path, with a stable code.
-type Error struct {
-	Code string
-	Msg  string
-}
-
-func (e *Error) Error() string { return e.Code + ": " + e.Msg }
-
-func errorf(code, format string, args ...any) *Error {
-	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
+func errorf(code, format string, args ...any) *errs.Error {
+	return errs.Errorf(code, format, args...)
 }
 
 // maxLinks bounds symlink resolution, as the kernel's ELOOP limit does.
