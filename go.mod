@@ -4,7 +4,6 @@ go 1.26.8
 
 require (
 	github.com/rogpeppe/go-internal v1.16.0
-	github.com/tiktoken-go/tokenizer v0.10.0
 	github.com/tree-sitter/go-tree-sitter v0.25.0
 	github.com/tree-sitter/tree-sitter-javascript v0.25.0
 	github.com/tree-sitter/tree-sitter-python v0.23.6
@@ -14,7 +13,6 @@ require (
 )
 
 require (
-	github.com/dlclark/regexp2/v2 v2.5.1 // indirect
 	github.com/mattn/go-pointer v0.0.1 // indirect
 	golang.org/x/sys v0.26.0 // indirect
 	golang.org/x/tools v0.26.0 // indirect
