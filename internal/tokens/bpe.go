@@ -1,7 +1,5 @@
 package tokens
 
-import "container/heap"
-
 // pieceCount returns the number of tokens tiktoken's byte-pair merge leaves
 // for the pre-token p: while some two neighbouring parts join into a token,
 // join the pair whose token has the lowest rank (the leftmost of equals).
@@ -23,7 +21,7 @@ func pieceCount(p string) int {
 
 // smallMerge is the longest segment merged by rescanning all pairs after
 // each merge, as tiktoken does; longer ones use a heap.
-const smallMerge = 64
+const smallMerge = 256
 
 func mergeCount(p string) int {
 	switch {
@@ -38,13 +36,12 @@ func mergeCount(p string) int {
 func mergeSmall(p string) int {
 	// starts[k] is where part k begins; ranks[k] is the rank of parts k
 	// and k+1 joined. starts has a sentinel part at len(p).
-	var starts [smallMerge + 1]uint8
+	var starts [smallMerge + 1]uint16
 	var ranks [smallMerge]uint32
 	parts := len(p)
-	for k := 0; k < parts; k++ {
-		starts[k] = uint8(k)
+	for k := 0; k <= parts; k++ {
+		starts[k] = uint16(k)
 	}
-	starts[parts] = uint8(len(p))
 	for k := 0; k+1 < parts; k++ {
 		ranks[k] = rankOf(p[k : k+2])
 	}
@@ -76,9 +73,9 @@ func mergeSmall(p string) int {
 
 // mergeLarge gives the same result as mergeSmall in O(n log n): parts are a
 // linked list keyed by the offset they start at, and the candidate joins
-// sit in a heap ordered by rank, then offset. An entry whose rank no longer
-// matches its part is stale: a part's join only grows, and a longer token
-// has another rank.
+// sit in a min-heap of rank<<32 | offset, so the lowest rank comes first and
+// the leftmost among equals. An entry whose rank no longer matches its part
+// is stale: a part's join only grows, and a longer token has another rank.
 func mergeLarge(p string) int {
 	n := len(p)
 	next := make([]int32, n)
@@ -95,7 +92,9 @@ func mergeLarge(p string) int {
 			}
 		}
 	}
-	heap.Init(&h)
+	for k := len(h)/2 - 1; k >= 0; k-- {
+		h.down(k)
+	}
 	parts := n
 	join := func(i int32) uint32 { // rank of part i joined with the next
 		j := next[i]
@@ -104,8 +103,8 @@ func mergeLarge(p string) int {
 		}
 		return rankOf(p[i:next[j]])
 	}
-	for h.Len() > 0 {
-		e := heap.Pop(&h).(uint64)
+	for len(h) > 0 {
+		e := h.pop()
 		i := int32(uint32(e))
 		if rank[i] != uint32(e>>32) {
 			continue
@@ -118,11 +117,11 @@ func mergeLarge(p string) int {
 		rank[j] = noRank
 		parts--
 		if rank[i] = join(i); rank[i] != noRank {
-			heap.Push(&h, uint64(rank[i])<<32|uint64(i))
+			h.push(uint64(rank[i])<<32 | uint64(i))
 		}
 		if q := prev[i]; q >= 0 {
 			if rank[q] = join(q); rank[q] != noRank {
-				heap.Push(&h, uint64(rank[q])<<32|uint64(q))
+				h.push(uint64(rank[q])<<32 | uint64(q))
 			}
 		}
 	}
@@ -131,13 +130,41 @@ func mergeLarge(p string) int {
 
 type joinHeap []uint64
 
-func (h joinHeap) Len() int           { return len(h) }
-func (h joinHeap) Less(i, j int) bool { return h[i] < h[j] }
-func (h joinHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *joinHeap) Push(x any)        { *h = append(*h, x.(uint64)) }
-func (h *joinHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
+func (h *joinHeap) push(x uint64) {
+	*h = append(*h, x)
+	s := *h
+	for k := len(s) - 1; k > 0; {
+		up := (k - 1) / 2
+		if s[up] <= s[k] {
+			break
+		}
+		s[up], s[k] = s[k], s[up]
+		k = up
+	}
+}
+
+func (h *joinHeap) pop() uint64 {
+	s := *h
+	x := s[0]
+	s[0] = s[len(s)-1]
+	*h = s[:len(s)-1]
+	h.down(0)
 	return x
+}
+
+func (h joinHeap) down(k int) {
+	for {
+		c := 2*k + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && h[c+1] < h[c] {
+			c++
+		}
+		if h[k] <= h[c] {
+			return
+		}
+		h[k], h[c] = h[c], h[k]
+		k = c
+	}
 }

@@ -30,8 +30,10 @@ var classTable string
 
 const stage1Len = 2 * (0x110000 >> blockBits)
 
-var asciiClass = func() (t [utf8.RuneSelf]uint8) {
-	for c := range t {
+// asciiClass holds the classes of ASCII; 256 entries so that indexing by a
+// byte needs no bounds check.
+var asciiClass = func() (t [256]uint8) {
+	for c := range utf8.RuneSelf {
 		t[c] = classOfRune(rune(c))
 	}
 	return t
@@ -50,6 +52,10 @@ func classAt(s string, i int) (uint8, int) {
 	if c < utf8.RuneSelf {
 		return asciiClass[c], 1
 	}
+	return classAtSlow(s, i)
+}
+
+func classAtSlow(s string, i int) (uint8, int) {
 	r, n := utf8.DecodeRuneInString(s[i:])
 	if r == utf8.RuneError && n == 1 {
 		return classOther, 1

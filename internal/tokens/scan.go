@@ -15,11 +15,19 @@ package tokens
 // of classes that follow the position. Call the first letter set "head"
 // (upper, both, mark) and the second "tail" (lower, both, mark).
 
-func isHead(c uint8) bool   { return c == classUpper || c == classBoth || c == classMark }
-func isTail(c uint8) bool   { return c == classLower || c == classBoth || c == classMark }
-func isPrefix(c uint8) bool { return c == classOther || c == classMark || c == classSpace }
-func isPunct(c uint8) bool  { return c == classOther || c == classMark }
-func isSpace(c uint8) bool  { return c == classSpace || c == classNewline }
+const (
+	headSet   = 1<<classUpper | 1<<classBoth | 1<<classMark
+	tailSet   = 1<<classLower | 1<<classBoth | 1<<classMark
+	prefixSet = 1<<classOther | 1<<classMark | 1<<classSpace
+	punctSet  = 1<<classOther | 1<<classMark
+	spaceSet  = 1<<classSpace | 1<<classNewline
+)
+
+func isHead(c uint8) bool   { return headSet>>c&1 != 0 }
+func isTail(c uint8) bool   { return tailSet>>c&1 != 0 }
+func isPrefix(c uint8) bool { return prefixSet>>c&1 != 0 }
+func isPunct(c uint8) bool  { return punctSet>>c&1 != 0 }
+func isSpace(c uint8) bool  { return spaceSet>>c&1 != 0 }
 
 // nextPiece returns the end of the pre-token that starts at s[i], i < len(s).
 func nextPiece(s string, i int) int {
@@ -58,7 +66,10 @@ func nextPiece(s string, i int) int {
 			j++
 		}
 		for j < len(s) {
-			c, n := classAt(s, j)
+			c, n := asciiClass[s[j]], 1
+			if s[j] >= 0x80 {
+				c, n = classAtSlow(s, j)
+			}
 			if !isPunct(c) {
 				break
 			}
@@ -73,7 +84,10 @@ func nextPiece(s string, i int) int {
 	// its last character starts, nl the end of its last CR or LF.
 	k, last, nl := i, i, -1
 	for k < len(s) {
-		c, n := classAt(s, k)
+		c, n := asciiClass[s[k]], 1
+		if s[k] >= 0x80 {
+			c, n = classAtSlow(s, k)
+		}
 		if !isSpace(c) {
 			break
 		}
@@ -106,7 +120,10 @@ func isPunctAt(s string, i int) bool {
 func letters1(s string, j int) int {
 	k, tailEnd := j, -1
 	for k < len(s) {
-		c, n := classAt(s, k)
+		c, n := asciiClass[s[k]], 1
+		if s[k] >= 0x80 {
+			c, n = classAtSlow(s, k)
+		}
 		if !isHead(c) {
 			if c == classLower {
 				return contraction(s, tailRun(s, k))
@@ -129,7 +146,10 @@ func letters1(s string, j int) int {
 func letters2(s string, j int) int {
 	k := j
 	for k < len(s) {
-		c, n := classAt(s, k)
+		c, n := asciiClass[s[k]], 1
+		if s[k] >= 0x80 {
+			c, n = classAtSlow(s, k)
+		}
 		if !isHead(c) {
 			break
 		}
@@ -140,7 +160,10 @@ func letters2(s string, j int) int {
 
 func tailRun(s string, k int) int {
 	for k < len(s) {
-		c, n := classAt(s, k)
+		c, n := asciiClass[s[k]], 1
+		if s[k] >= 0x80 {
+			c, n = classAtSlow(s, k)
+		}
 		if !isTail(c) {
 			break
 		}

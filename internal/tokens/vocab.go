@@ -1,21 +1,23 @@
 package tokens
 
-import _ "embed"
+import (
+	_ "embed"
 
-// vocab is o200k_base.bin (layout in internal/gen): the tokens, a hash table
-// from token bytes to rank, and which byte pairs occur inside tokens. It is
-// read where it lies in the executable; nothing is decoded at start-up.
+	"github.com/rowkit/rowkit/internal/tokens/internal/layout"
+)
+
+// vocab is o200k_base.bin (see package layout): a hash table from token
+// bytes to rank over records of the tokens, and which byte pairs occur
+// inside tokens. It is read where it lies in the executable; nothing is
+// decoded or built at start-up.
 //
 //go:embed o200k_base.bin
 var vocab string
 
 const (
-	rankBits  = 18
-	rankMask  = 1<<rankBits - 1
-	emptySlot = 0xFFFFFFFF
-	noRank    = ^uint32(0)
-	// maxTokenLen is the longest token in bytes.
-	maxTokenLen = 128
+	noRank      = ^uint32(0)
+	maxTokenLen = layout.MaxToken
+	slotsAt     = layout.HeaderLen
 )
 
 func le32(s string, i int) uint32 {
@@ -25,22 +27,15 @@ func le32(s string, i int) uint32 {
 
 var (
 	vocabSize = int(le32(vocab, 4))
-	slotCount = int(le32(vocab, 8))
-	offsetsAt = 12
-	tableAt   = offsetsAt + 4*(vocabSize+1)
-	pairsAt   = tableAt + 4*slotCount
-	bytesAt   = pairsAt + 8192
+	slotMask  = uint64(le32(vocab, 8) - 1)
+	pairsAt   = slotsAt + 4*int(le32(vocab, 8))
+	recordsAt = pairsAt + layout.PairsLen
 )
 
 func init() {
-	if vocab[:4] != "o2kb" || bytesAt+int(le32(vocab, tableAt-4)) != len(vocab) {
+	if vocab[:4] != layout.Magic || recordsAt+int(le32(vocab, 12)) != len(vocab) {
 		panic("tokens: o200k_base.bin is damaged; run go generate ./internal/tokens")
 	}
-}
-
-// token returns the bytes of the token of rank r.
-func token(r int) string {
-	return vocab[bytesAt+int(le32(vocab, offsetsAt+4*r)) : bytesAt+int(le32(vocab, offsetsAt+4*r+4))]
 }
 
 // rankOf returns the rank of the token whose bytes are t, or noRank.
@@ -48,20 +43,19 @@ func rankOf(t string) uint32 {
 	if len(t) > maxTokenLen {
 		return noRank
 	}
-	h := uint64(14695981039346656037) // FNV-1a, as internal/gen
-	for i := 0; i < len(t); i++ {
-		h ^= uint64(t[i])
-		h *= 1099511628211
-	}
-	fp := uint32(h>>(64-(32-rankBits))) << rankBits
-	mask := uint64(slotCount - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
-		e := le32(vocab, tableAt+4*int(i))
-		if e == emptySlot {
+	h := layout.Hash(t)
+	fp := layout.Fingerprint(h)
+	for i := h & slotMask; ; i = (i + 1) & slotMask {
+		e := le32(vocab, slotsAt+4*int(i))
+		if e == layout.Empty {
 			return noRank
 		}
-		if e&^rankMask == fp && token(int(e&rankMask)) == t {
-			return e & rankMask
+		if e>>layout.OffsetBits != fp {
+			continue
+		}
+		at := recordsAt + int(e&layout.OffsetMask)
+		if int(vocab[at+3]) == len(t) && vocab[at+4:at+4+len(t)] == t {
+			return uint32(vocab[at]) | uint32(vocab[at+1])<<8 | uint32(vocab[at+2])<<16
 		}
 	}
 }

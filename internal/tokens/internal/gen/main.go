@@ -9,16 +9,9 @@
 // Both packages are devDependencies of the repository (package.json). Run it
 // through `go generate ./internal/tokens` after `npm ci`.
 //
-// o200k_base.bin, all integers little-endian uint32:
-//
-//	magic "o2kb", n (tokens, ranks 0..n-1), slots (a power of two)
-//	offsets[n+1]   token r is bytes[offsets[r]:offsets[r+1]]
-//	table[slots]   open addressing by hash: fingerprint<<18 | rank, or empty
-//	pairs[8192]    bytes: bit a<<8|b is set when some token holds byte a then byte b
-//	bytes          every token, in rank order
-//
-// classes.bin: stage1[0x110000>>7] uint16 block numbers, then the blocks of
-// 128 class bytes each (see tokens.class*).
+// The layout of o200k_base.bin is package layout's. classes.bin:
+// stage1[0x110000>>7] uint16 block numbers, then the blocks of 128 class
+// bytes each (see tokens.class*).
 package main
 
 import (
@@ -32,16 +25,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/rowkit/rowkit/internal/tokens/internal/layout"
 )
 
-// These must match package tokens (vocab.go, class.go); the tokens tests
-// check every token and every code point through the embedded tables.
-const (
-	rankBits  = 18
-	emptySlot = 0xFFFFFFFF
-	slotBits  = 19
-	blockBits = 7
-)
+// blockBits must match package tokens (class.go); its tests check every
+// code point through the embedded table.
+const blockBits = 7
 
 const (
 	classOther = iota
@@ -129,62 +119,52 @@ func readVocab(path string) ([][]byte, error) {
 	return toks, nil
 }
 
-// hash is FNV-1a, 64 bits; package tokens uses the same.
-func hash(b []byte) uint64 {
-	h := uint64(14695981039346656037)
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	return h
-}
-
 func layVocab(toks [][]byte) ([]byte, error) {
-	slots := 1 << slotBits
-	mask := uint64(slots - 1)
-	table := make([]uint32, slots)
-	for i := range table {
-		table[i] = emptySlot
-	}
+	var records []byte
+	offsets := make([]int, len(toks))
+	var pairs [layout.PairsLen]byte
 	seen := make(map[string]bool, len(toks))
-	var pairs [8192]byte
 	for r, t := range toks {
-		if len(t) == 0 || len(t) > 128 || seen[string(t)] {
-			return nil, fmt.Errorf("token %d: empty, longer than 128 bytes or repeated", r)
+		if len(t) == 0 || len(t) > layout.MaxToken || seen[string(t)] {
+			return nil, fmt.Errorf("token %d: empty, longer than %d bytes or repeated", r, layout.MaxToken)
 		}
 		seen[string(t)] = true
 		for i := 1; i < len(t); i++ {
 			k := int(t[i-1])<<8 | int(t[i])
 			pairs[k>>3] |= 1 << (k & 7)
 		}
-		h := hash(t)
-		entry := uint32(h>>(64-(32-rankBits)))<<rankBits | uint32(r)
+		offsets[r] = len(records)
+		records = append(records, byte(r), byte(r>>8), byte(r>>16), byte(len(t)))
+		records = append(records, t...)
+	}
+	if len(records) >= layout.OffsetMask || len(toks) >= 1<<24 {
+		return nil, fmt.Errorf("%d bytes of records, %d tokens: too many for the layout", len(records), len(toks))
+	}
+	slots := make([]uint32, 1<<layout.SlotBits)
+	for i := range slots {
+		slots[i] = layout.Empty
+	}
+	mask := uint64(len(slots) - 1)
+	for r, t := range toks {
+		h := layout.Hash(string(t))
 		for i := h & mask; ; i = (i + 1) & mask {
-			if table[i] == emptySlot {
-				table[i] = entry
+			if slots[i] == layout.Empty {
+				slots[i] = layout.Fingerprint(h)<<layout.OffsetBits | uint32(offsets[r])
 				break
 			}
 		}
 	}
 	var out []byte
 	u32 := func(v uint32) { out = binary.LittleEndian.AppendUint32(out, v) }
-	out = append(out, "o2kb"...)
+	out = append(out, layout.Magic...)
 	u32(uint32(len(toks)))
-	u32(uint32(slots))
-	off := uint32(0)
-	for _, t := range toks {
-		u32(off)
-		off += uint32(len(t))
-	}
-	u32(off)
-	for _, e := range table {
+	u32(uint32(len(slots)))
+	u32(uint32(len(records)))
+	for _, e := range slots {
 		u32(e)
 	}
 	out = append(out, pairs[:]...)
-	for _, t := range toks {
-		out = append(out, t...)
-	}
-	return out, nil
+	return append(out, records...), nil
 }
 
 func readClasses(r io.Reader) ([]byte, error) {
