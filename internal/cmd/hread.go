@@ -1,4 +1,4 @@
-package hread
+package cmd
 
 import (
 	"context"
@@ -6,10 +6,11 @@ import (
 
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/hread"
 )
 
-// Command is hread as a rowkit command.
-var Command = &cli.Command{
+// Hread is hread as a rowkit command.
+var Hread = &cli.Command{
 	Name:    "hread",
 	Aliases: []string{"hread"},
 	Usage:   "hread PATH [START:END]",
@@ -40,10 +41,10 @@ exit codes:
      is incomplete
   2  usage: no path, a second path, a second range, or any option
 `,
-	Run: run,
+	Run: runHread,
 }
 
-func run(_ context.Context, env *cli.Env, args []string) error {
+func runHread(_ context.Context, env *cli.Env, args []string) error {
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
 	} else {
@@ -64,22 +65,22 @@ func run(_ context.Context, env *cli.Env, args []string) error {
 	case args[0] == "":
 		return errs.Usagef("PATH is empty; usage: hread PATH [START:END]")
 	}
-	r := All
+	r := hread.All
 	if len(args) == 2 {
-		if !looksLikeRange(args[1]) {
+		if !looksLikeHreadRange(args[1]) {
 			return errs.Usagef("hread reads one file; %q is a second path, not a START:END range", args[1])
 		}
 		var err error
-		if r, err = ParseRange(args[1]); err != nil {
+		if r, err = hread.ParseRange(args[1]); err != nil {
 			return err
 		}
 	}
-	_, err := Read(args[0], r, env.Stdout)
+	_, err := hread.Read(args[0], r, env.Stdout)
 	return err
 }
 
 // looksLikeRange tells a mistyped range (an error in the range) from a second
 // path (an error in how hread was called).
-func looksLikeRange(s string) bool {
+func looksLikeHreadRange(s string) bool {
 	return strings.Contains(s, ":") || s != "" && s[0] >= '0' && s[0] <= '9'
 }
