@@ -9,7 +9,6 @@ import (
 
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/cmd"
-	"github.com/rowkit/rowkit/internal/grep"
 	"github.com/rowkit/rowkit/internal/inspect"
 	"github.com/rowkit/rowkit/internal/review"
 )
@@ -17,7 +16,7 @@ import (
 // commands is every command the binary offers.
 var commands = []*cli.Command{
 	cmd.Hread,
-	grep.Command,
+	cmd.Grep,
 	review.Command,
 	inspect.Command,
 }

@@ -24,7 +24,14 @@ func search(t *testing.T, dir string, argv ...string) (string, error) {
 		t.Fatalf("Parse(%q): %v", argv, err)
 	}
 	var out bytes.Buffer
-	err = Search(context.Background(), plan, dir, &out)
+	p := rows.NewPrinter(&out, rows.DefaultBudget)
+	res, err := Search(context.Background(), plan, Config{Dir: dir}, p)
+	if ferr := p.Flush(); ferr != nil {
+		t.Fatal(ferr)
+	}
+	if err == nil {
+		err = res.Err(rows.DefaultBudget)
+	}
 	return out.String(), err
 }
 
@@ -57,9 +64,10 @@ func TestSearch(t *testing.T) {
 	}{
 		{[]string{"needle", "crlf.txt"}, "\"crlf.txt\":2:" + h("needle one") + " needle one\n"},
 		{[]string{"needle", "lonecr.txt"}, "\"lonecr.txt\":3:" + h("needle two") + " needle two\n"},
-		// With context, every row of ripgrep's matched line prints: "z",
-		// right after the match, is context too.
-		{[]string{"-A1", "needle", "lonecr.txt"}, "\"lonecr.txt\":1:" + h("x") + " x\n\"lonecr.txt\":2:" + h("y") + " y\n\"lonecr.txt\":3:" + h("needle two") + " needle two\n\"lonecr.txt\":4:" + h("z") + " z\n\"lonecr.txt\":5:f395 after\n"},
+		// Context is counted in verified rows: "z", right after the match
+		// in the same ripgrep line, is the one row of -A1.
+		{[]string{"-A1", "needle", "lonecr.txt"}, "\"lonecr.txt\":3:" + h("needle two") + " needle two\n\"lonecr.txt\":4:" + h("z") + " z\n"},
+		{[]string{"-B1", "-A2", "needle", "lonecr.txt"}, "\"lonecr.txt\":2:" + h("y") + " y\n\"lonecr.txt\":3:" + h("needle two") + " needle two\n\"lonecr.txt\":4:" + h("z") + " z\n\"lonecr.txt\":5:f395 after\n"},
 		{[]string{"-A0", "needle", "lonecr.txt"}, "\"lonecr.txt\":3:" + h("needle two") + " needle two\n"},
 		{[]string{"after", "lonecr.txt"}, "\"lonecr.txt\":5:f395 after\n"},
 		{[]string{"needle", "bom.txt"}, "\"bom.txt\":1:" + rows.Hash([]byte("\uFEFFneedle bom")) + " \uFEFFneedle bom\n"},
@@ -205,23 +213,18 @@ func FuzzEvents(f *testing.F) {
 {"type":"end","data":{"path":{"text":"f"},"binary_offset":null,"stats":{}}}
 {"data":{"elapsed_total":{"human":"0.001s","nanos":1,"secs":0}},"type":"summary"}
 `))
-	f.Add([]byte(`{"type":"match","data":{"path":{"text":"f"},"lines":{"text":"last"},"line_number":4,"submatches":[{"start":9,"end":2}]}}` + "\n"))
-	f.Add([]byte(`{"type":"match","data":{"path":{"bytes":"Zg=="},"lines":{"bytes":"YmV0YQo="},"line_number":2}}` + "\n"))
-	f.Add([]byte(`{"type":"context","data":{"path":{"text":"f"},"lines":{"text":"x\n"},"line_number":99999999999}}` + "\n"))
+	f.Add([]byte(`{"type":"match","data":{"path":{"text":"f"},"lines":{"text":"last"},"line_number":4,"absolute_offset":30,"submatches":[{"start":9,"end":2}]}}` + "\n"))
+	f.Add([]byte(`{"type":"match","data":{"path":{"bytes":"Zg=="},"lines":{"bytes":"YmV0YQo="},"line_number":2,"absolute_offset":18}}` + "\n"))
+	f.Add([]byte(`{"type":"match","data":{"path":{"text":"f"},"lines":{"text":"x\n"},"absolute_offset":99999999999}}` + "\n"))
 	dir := files(f, map[string]string{"f": content})
-	var valid []string
-	for _, r := range scannerRows(f, []byte(content)) {
-		valid = append(valid, `"f":`+r)
-	}
+	valid := scannerRows(f, []byte(content))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var out bytes.Buffer
-		st := &stream{dir: dir, out: &out, seen: map[rowKey]bool{}}
-		st.run(bufio.NewReader(bytes.NewReader(data)))
-		st.close()
-		st.flush()
-		for _, line := range strings.SplitAfter(out.String(), "\n") {
-			if line != "" && !slices.Contains(valid, line) {
-				t.Fatalf("printed %q, which is not a row of the file", line)
+		for _, ctx := range [][2]int{{0, 0}, {1, 2}} {
+			out, _ := runEvents(t, dir, string(data), ctx[0], ctx[1])
+			for _, line := range strings.SplitAfter(out, "\n") {
+				if line != "" && !slices.Contains(valid, line) {
+					t.Fatalf("printed %q, which is not a row of the file", line)
+				}
 			}
 		}
 	})

@@ -1,6 +1,7 @@
-package grep
+package cmd
 
 import (
+	"bufio"
 	"context"
 	"os"
 	"os/signal"
@@ -8,19 +9,22 @@ import (
 
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/grep"
+	"github.com/rowkit/rowkit/internal/regfile"
+	"github.com/rowkit/rowkit/internal/rows"
 )
 
-// Command is hgrep as a rowkit command.
-var Command = &cli.Command{
+// Grep is hgrep as a rowkit command.
+var Grep = &cli.Command{
 	Name:    "grep",
 	Aliases: []string{"hgrep"},
 	Usage:   "hgrep [OPTIONS] PATTERN [PATH ...]",
 	Summary: "search with ripgrep; every result is a verified row \"PATH\":LINE:HASH TEXT",
-	Help:    help,
-	Run:     run,
+	Help:    grepHelp,
+	Run:     runGrep,
 }
 
-var help = `Runs the installed ripgrep (rg) with the given arguments, which the shell has
+var grepHelp = `Runs the installed ripgrep (rg) with the given arguments, which the shell has
 already split, and prints each line it reports once, in ripgrep's order, as
 
   "PATH":LINE:HASH TEXT
@@ -44,7 +48,7 @@ to 15,500; at the first row left out hgrep stops and kills ripgrep, keeps the
 rows written, prints "hgrep: output incomplete: 15,000-token limit reached"
 and exits 1.
 
-` + policyHelp() + `
+` + grep.PolicyHelp() + `
 exit codes:
   0  success; no match is an empty result
   1  failure, one line "hgrep: CODE: MESSAGE" on stderr: rg_missing,
@@ -54,16 +58,31 @@ exit codes:
   2  usage: no pattern, a rejected or unknown option, the path - (stdin)
 `
 
-func run(ctx context.Context, env *cli.Env, args []string) error {
-	plan, err := Parse(args)
+func runGrep(ctx context.Context, env *cli.Env, args []string) error {
+	plan, err := grep.Parse(args)
 	if err != nil {
 		return err
 	}
 	dir, err := os.Getwd()
 	if err != nil {
-		return errs.Errorf(CodeRead, "cannot determine the current directory: %v", err)
+		return errs.Errorf(errs.Read, "cannot determine the current directory: %v", err)
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	return Search(ctx, plan, dir, env.Stdout)
+	out := bufio.NewWriterSize(env.Stdout, 32<<10)
+	p := rows.NewPrinter(out, rows.DefaultBudget)
+	res, err := grep.Search(ctx, plan, grep.Config{Dir: dir}, p)
+	// The rows pushed are verified rows whatever ended the search: they
+	// stay on stdout before the diagnostic.
+	werr := p.Flush()
+	if werr == nil {
+		werr = out.Flush()
+	}
+	if err != nil {
+		return err
+	}
+	if werr != nil {
+		return errs.Errorf(errs.Write, "writing output: %v", regfile.Cause(werr))
+	}
+	return res.Err(rows.DefaultBudget)
 }
