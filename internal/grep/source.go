@@ -50,17 +50,17 @@ const bufSize = 64 << 10
 // checking ripgrep's text against the bytes at its offset catches a file
 // that changed between the two reads.
 type source struct {
-	path string // as ripgrep reported it
-	key  fileKey
-	f    *os.File
+	path  string // as ripgrep reported it
+	key   fileKey
+	f     *os.File
 	utf16 bool // the file starts with a UTF-16 byte order mark
 
-	buf    []byte
-	r, w   int   // buf[r:w] is unread
-	base   int64 // file offset of buf[0]
-	eof    bool
-	line   int   // rows scanned so far
-	keep   int   // the most text kept for one row
+	buf     []byte
+	r, w    int   // buf[r:w] is unread
+	base    int64 // file offset of buf[0]
+	eof     bool
+	line    int // rows scanned so far
+	keep    int // the most text kept for one row
 	scratch []byte
 }
 

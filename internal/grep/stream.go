@@ -61,7 +61,7 @@ type stream struct {
 	src  *source         // the file of the current events
 
 	ring    []row // up to before rows scanned after the last pushed one
-	pending int // after-context rows still to push
+	pending int   // after-context rows still to push
 
 	skipped   map[string]bool // reported paths skipped (not UTF-8)
 	skips     []string        // their messages, in order
