@@ -25,22 +25,31 @@ var Grep = &cli.Command{
 }
 
 var grepHelp = `Runs the installed ripgrep (rg) with the given arguments, which the shell has
-already split, and prints each line it reports once, in ripgrep's order, as
+already split, and prints each row it finds once, in ripgrep's order, as
 
   "PATH":LINE:HASH TEXT
 
 PATH JSON-quoted as ripgrep reports it and LINE:HASH TEXT the verified row
 (the same identity as hread: complete line, no highlighting or trimming).
-Lines ripgrep reports as context (-A, -B, -C) are rows too; a line reported
-several times prints once. With no PATH the current directory is searched.
-ripgrep owns regex syntax, ignore rules, traversal and matching; hgrep runs it
-with --no-config --json and its standard input closed.
+With no PATH the current directory is searched. ripgrep owns regex syntax,
+ignore rules, traversal and matching; hgrep runs it with --no-config --json
+--encoding=none (the file's own bytes, never transcoded) and its standard
+input closed. hgrep reads what your shell can read, like rg.
 
-Each row is checked against the file: ripgrep numbers lines at LF only, while
-a verified row also ends at a lone CR, so hgrep re-reads each file with
-results up to the reported lines and prints the rows that hold them. A
-reported row that is not valid UTF-8, or a file that changed during the
-search, is an error, never a wrong row.
+Each row is checked against the file. ripgrep ends lines at LF only, while a
+verified row also ends at a lone CR, so hgrep maps the byte offsets ripgrep
+reports to the file's rows: a match prints the rows it touches, and -A, -B
+and -C count context in verified rows either side of them (ripgrep never
+sees those options). A row prints once, even when the same file is named
+twice (n.txt ./n.txt). A printed row that is not valid UTF-8, a UTF-16 file,
+or a file that changed during the search is an error, never a wrong row.
+
+A FIFO, device, socket or kernel pseudo file (/proc, /sys) named on the
+command line, or given to -f or --ignore-file, would block ripgrep: it is
+refused before ripgrep starts (directories are searched as usual). A file
+whose name is not UTF-8 cannot be printed as a JSON string: it is skipped
+with a message and the search goes on, but the result is not the whole
+search (exit 1).
 
 Output is bounded by token admission (o200k_base, after de-duplication): rows
 are written while the total stays within 15,000 tokens, one more may take it
@@ -53,9 +62,11 @@ exit codes:
   0  success; no match is an empty result
   1  failure, one line "hgrep: CODE: MESSAGE" on stderr: rg_missing,
      invalid_pattern, rg_failed (ripgrep's own message, e.g. a missing path;
-     rows found elsewhere are still printed), not_utf8, not_regular, changed,
+     rows found elsewhere are still printed), not_utf8 (a printed row, or a
+     file name skipped after the rest was searched), not_regular, changed,
      read, too_large, write, cancelled; or output_incomplete (token limit)
-  2  usage: no pattern, a rejected or unknown option, the path - (stdin)
+  2  usage: no pattern, a rejected or unknown option, a bad context value,
+     the path - (stdin)
 `
 
 func runGrep(ctx context.Context, env *cli.Env, args []string) error {

@@ -532,6 +532,8 @@ func PolicyHelp() string {
 		fmt.Fprintf(&b, "  %-10s %s\n", g+":", wrap(strings.Join(groups[g], ", "), 13))
 	}
 	b.WriteString("  -u/--unrestricted at most twice (a third -u means --binary)\n")
+	b.WriteString("  context options are hgrep's own: NUM verified rows, at most 65536;\n")
+	b.WriteString("  -C sets both sides, a later -A or -B one side\n")
 	b.WriteString("\naccepted and removed, without a warning:\n")
 	writeRows(&b, Drop)
 	b.WriteString("\nrejected before ripgrep starts (exit 2), as is any option not listed here:\n")
