@@ -59,8 +59,9 @@ type source struct {
 	r, w    int   // buf[r:w] is unread
 	base    int64 // file offset of buf[0]
 	eof     bool
-	line    int // rows scanned so far
-	keep    int // the most text kept for one row
+	line    int   // rows scanned so far
+	last    int64 // where the last row scanned starts (pos after skipTo)
+	keep    int   // the most text kept for one row
 	scratch []byte
 }
 
@@ -175,6 +176,7 @@ func (s *source) next(keep bool) (row, bool, error) {
 		break
 	}
 	s.scratch = text
+	s.last = r.start
 	s.line++
 	r.line = s.line
 	r.next = s.pos()
@@ -241,6 +243,7 @@ func (s *source) skipTo(limit int64) error {
 		}
 		s.line += n
 		s.r += cut
+		s.last = s.pos()
 	}
 	return nil
 }

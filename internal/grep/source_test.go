@@ -234,6 +234,13 @@ func TestSourceNULConverted(t *testing.T) {
 	if err != nil || got != want {
 		t.Errorf("got %q, %v; want %q", got, err, want)
 	}
+	// In ripgrep's order: both parts of row 1 match, then "foo".
+	ev = `{"type":"match","data":{"path":{"text":"f"},"lines":{"text":"x\n"},"absolute_offset":0,"submatches":[{"start":0,"end":1}]}}` + "\n" +
+		`{"type":"match","data":{"path":{"text":"f"},"lines":{"text":"needle\n"},"absolute_offset":2,"submatches":[{"start":0,"end":6}]}}` + "\n" +
+		`{"type":"match","data":{"path":{"text":"f"},"lines":{"text":"foo\n"},"absolute_offset":9,"submatches":[{"start":0,"end":3}]}}` + "\n"
+	if got, err := runEvents(t, writeFile(t, content), ev, 0, 0); err != nil || got != want {
+		t.Errorf("got %q, %v; want %q", got, err, want)
+	}
 }
 
 func TestSourceErrors(t *testing.T) {

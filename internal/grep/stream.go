@@ -129,7 +129,10 @@ func (st *stream) match(ev *event) error {
 		return errs.Errorf(CodeRg, "ripgrep reported a line of %s without its offset", quote(path))
 	}
 	off := *ev.Data.Offset
-	if st.src == nil || st.src.path != path || off < st.src.pos() {
+	// A line starting inside the last row read (ripgrep split the row at
+	// a NUL) continues from there; one starting before it means the file
+	// is reported again, and is read again from the start.
+	if st.src == nil || st.src.path != path || off < st.src.last {
 		if err := st.close(); err != nil {
 			return err
 		}
