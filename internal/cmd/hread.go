@@ -1,12 +1,15 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"strings"
 
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/hread"
+	"github.com/rowkit/rowkit/internal/regfile"
+	"github.com/rowkit/rowkit/internal/rows"
 )
 
 // Hread is hread as a rowkit command.
@@ -44,7 +47,7 @@ exit codes:
 	Run: runHread,
 }
 
-func runHread(_ context.Context, env *cli.Env, args []string) error {
+func runHread(ctx context.Context, env *cli.Env, args []string) error {
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
 	} else {
@@ -75,7 +78,18 @@ func runHread(_ context.Context, env *cli.Env, args []string) error {
 			return err
 		}
 	}
-	_, err := hread.Read(args[0], r, env.Stdout)
+	// Rows are held until the whole file is validated, so that a failure
+	// leaves stdout empty; token admission bounds what is held.
+	var out bytes.Buffer
+	p := rows.NewPrinter(&out, rows.DefaultBudget)
+	err := hread.Read(ctx, args[0], r, p, hread.Options{})
+	if err != nil && !errs.Is(err, errs.Incomplete) {
+		return err
+	}
+	p.Flush() // into a bytes.Buffer, which cannot fail
+	if _, werr := out.WriteTo(env.Stdout); werr != nil {
+		return errs.Errorf(errs.Write, "writing output: %v", regfile.Cause(werr))
+	}
 	return err
 }
 
