@@ -35,15 +35,12 @@ after that is left out with "hread: output incomplete: 15,000-token limit
 reached" on stderr and exit code 1; the rows written are then a prefix of the
 full result. On any other failure stdout is empty and stderr has one line
 "hread: CODE: MESSAGE".
-
-exit codes:
-  0  success (an empty file prints nothing)
-  1  failure: not_found, permission_denied, not_regular (directory, FIFO,
-     socket, device), not_utf8 (with the byte offset), bad_range (malformed
-     or reversed), past_eof (START after the last line), read; or the output
-     is incomplete
-  2  usage: no path, a second path, a second range, or any option
 `,
+	Exits: []cli.Exit{
+		{Status: 0, When: "success (an empty file prints nothing)"},
+		{Status: 1, When: "failure: not_found, permission_denied, not_regular (directory, FIFO, socket, device, kernel stream), not_utf8 (with the byte offset), bad_range (malformed or reversed), past_eof (START after the last line), read, write; or output_incomplete (token limit)"},
+		{Status: 2, When: "usage: no path, a second path, a second range, or any option"},
+	},
 	Run: runHread,
 }
 
