@@ -21,7 +21,12 @@ var Grep = &cli.Command{
 	Usage:   "hgrep [OPTIONS] PATTERN [PATH ...]",
 	Summary: "search with ripgrep; every result is a verified row \"PATH\":LINE:HASH TEXT",
 	Help:    grepHelp,
-	Run:     runGrep,
+	Exits: []cli.Exit{
+		{Status: 0, When: "success; no match is an empty result"},
+		{Status: 1, When: "failure: rg_missing, invalid_pattern, rg_failed (ripgrep's own message, e.g. a missing path; rows found elsewhere are still printed), not_utf8 (a printed row; or a file name, skipped after the rest was searched), not_regular (a named FIFO, socket, device or kernel pseudo file), changed, read, too_large, write, cancelled; or output_incomplete (token limit)"},
+		{Status: 2, When: "usage: no pattern, a rejected or unknown option, a bad context value, the path - (stdin)"},
+	},
+	Run: runGrep,
 }
 
 var grepHelp = `Runs the installed ripgrep (rg) with the given arguments, which the shell has
@@ -57,17 +62,7 @@ to 15,500; at the first row left out hgrep stops and kills ripgrep, keeps the
 rows written, prints "hgrep: output incomplete: 15,000-token limit reached"
 and exits 1.
 
-` + grep.PolicyHelp() + `
-exit codes:
-  0  success; no match is an empty result
-  1  failure, one line "hgrep: CODE: MESSAGE" on stderr: rg_missing,
-     invalid_pattern, rg_failed (ripgrep's own message, e.g. a missing path;
-     rows found elsewhere are still printed), not_utf8 (a printed row, or a
-     file name skipped after the rest was searched), not_regular, changed,
-     read, too_large, write, cancelled; or output_incomplete (token limit)
-  2  usage: no pattern, a rejected or unknown option, a bad context value,
-     the path - (stdin)
-`
+` + grep.PolicyHelp()
 
 func runGrep(ctx context.Context, env *cli.Env, args []string) error {
 	plan, err := grep.Parse(args)
