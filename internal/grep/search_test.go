@@ -328,9 +328,12 @@ func TestSearchCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	pid := make(chan string, 1)
 	go func() {
 		for {
-			if _, err := os.Stat(pidFile); err == nil {
+			// The shell creates the file before it writes the pid.
+			if b, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(b), "\n") {
+				pid <- strings.TrimSpace(string(b))
 				cancel()
 				return
 			}
@@ -342,8 +345,12 @@ func TestSearchCancelled(t *testing.T) {
 	if errs.Code(err) != errs.Cancelled || time.Since(start) > 10*time.Second {
 		t.Fatalf("err %v after %v, want cancelled", err, time.Since(start))
 	}
-	pid, _ := os.ReadFile(pidFile)
-	if _, err := os.Stat("/proc/" + strings.TrimSpace(string(pid))); err == nil {
-		t.Errorf("the fake rg %s is still there", pid)
+	select {
+	case p := <-pid:
+		if _, err := os.Stat("/proc/" + p); err == nil {
+			t.Errorf("the fake rg %s is still there", p)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the fake rg never wrote its pid")
 	}
 }
