@@ -359,7 +359,9 @@ func (r *reader) authorize(isDir bool) error {
 		return nil
 	}
 	var d Decision
-	if err := r.guard("authorizer", "", func() { d = r.opts.Authorizer.Authorize(r.ctx, AuthRequest{Request: *r.res.Request, File: *r.file, IsDir: isDir}) }); err != nil {
+	if err := r.guard("authorizer", "", func() {
+		d = r.opts.Authorizer.Authorize(r.ctx, AuthRequest{Request: *r.res.Request, File: *r.file, IsDir: isDir})
+	}); err != nil {
 		return err
 	}
 	if d.Allow {
