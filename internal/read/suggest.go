@@ -19,8 +19,8 @@ const maxCompared = 10000
 // are close to the first missing component. Only entries inside the root
 // are offered.
 func suggest(root *workspace.Root, clean string, max int) ([]string, bool) {
-	dir, missing := ".", clean
 	parts := strings.Split(clean, "/")
+	dir, missing := ".", parts[0]
 	for i := range parts {
 		cand := path.Join(parts[:i+1]...)
 		_, target, err := root.Resolve(cand)
@@ -119,24 +119,30 @@ func abs(n int) int {
 	return n
 }
 
-// editDistance is the Levenshtein distance between a and b in characters.
+// editDistance is the optimal string alignment distance between a and b
+// in characters: insertions, deletions, substitutions and transpositions
+// of neighbours each cost one (scr is one edit from src).
 func editDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
 	}
 	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
 		for j := 1; j <= len(rb); j++ {
 			cost := 1
 			if ra[i-1] == rb[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(rb)]
+	return d[len(ra)][len(rb)]
 }

@@ -145,7 +145,8 @@ func (r *Root) Resolve(req string) (clean, target string, err error) {
 	if abs == r.dir {
 		return clean, ".", nil
 	}
-	return clean, abs[len(r.dir)+1:], nil
+	// The root "/" has no separator of its own to skip.
+	return clean, strings.TrimPrefix(abs[len(r.dir):], "/"), nil
 }
 
 // resolve follows rel from dir component by component, as realpath does,
