@@ -37,7 +37,9 @@ type scanResult struct {
 // hash (a file scanned as is); converted text has none.
 func (r *reader) scan(src io.Reader, rowIDs bool) (*scanResult, error) {
 	req := r.res.Request
-	lr := &limitReader{r: src, ctx: r.ctx, max: r.lim.MaxScanBytes, h: sha256.New()}
+	h := newAsyncHash()
+	defer h.close()
+	lr := &limitReader{r: src, ctx: r.ctx, max: r.lim.MaxScanBytes, h: h}
 	sc := rows.NewScanner(lr)
 	out := &scanResult{}
 	var budget ViewBudget
@@ -166,7 +168,7 @@ func (r *reader) scan(src io.Reader, rowIDs bool) (*scanResult, error) {
 	}
 	out.limited, out.reachedEnd, out.scanned = lr.limited, !lr.limited, lr.n
 	if out.reachedEnd {
-		out.contentSum = lr.h.Sum(nil)
+		out.contentSum = h.sum()
 	}
 	out.viewSum = viewHash.Sum(nil)
 	return out, nil
@@ -214,7 +216,7 @@ type limitReader struct {
 	r         io.Reader
 	ctx       context.Context
 	max, n    int64
-	h         hash.Hash
+	h         *asyncHash
 	limited   bool
 	exhausted bool
 }
@@ -250,9 +252,73 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	}
 	m, err := l.r.Read(p)
 	l.n += int64(m)
-	l.h.Write(p[:m])
+	l.h.write(p[:m])
 	if err == io.EOF {
 		l.exhausted = true
 	}
 	return m, err
+}
+
+// asyncHash computes SHA-256 in its own goroutine, on copies of what it is
+// given, so that hashing the content overlaps splitting it into lines
+// (two cores make the scan about as fast as the slower of the two).
+type asyncHash struct {
+	h    hash.Hash
+	in   chan []byte
+	free chan []byte
+	done chan struct{}
+	made int
+	shut bool
+}
+
+const hashChunk = 256 << 10
+
+func newAsyncHash() *asyncHash {
+	a := &asyncHash{h: sha256.New(), in: make(chan []byte, 2), free: make(chan []byte, 2), done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		for b := range a.in {
+			a.h.Write(b)
+			a.free <- b[:cap(b)]
+		}
+	}()
+	return a
+}
+
+func (a *asyncHash) write(p []byte) {
+	for len(p) > 0 {
+		b := a.buffer(len(p))
+		n := copy(b, p)
+		a.in <- b[:n]
+		p = p[n:]
+	}
+}
+
+// buffer returns a free buffer, allocating at most two in all (a small
+// input gets small ones).
+func (a *asyncHash) buffer(want int) []byte {
+	select {
+	case b := <-a.free:
+		return b
+	default:
+	}
+	if a.made < 2 {
+		a.made++
+		return make([]byte, min(want, hashChunk))
+	}
+	return <-a.free
+}
+
+// sum waits for the hash of everything written.
+func (a *asyncHash) sum() []byte {
+	a.close()
+	<-a.done
+	return a.h.Sum(nil)
+}
+
+func (a *asyncHash) close() {
+	if !a.shut {
+		a.shut = true
+		close(a.in)
+	}
 }
