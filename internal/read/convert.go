@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -143,7 +144,7 @@ func (Images) Accepts(c Classification, _ string) bool {
 
 func (Images) Convert(_ context.Context, src []byte, name string) (Converted, error) {
 	t := imageType(src)
-	return Converted{MimeType: t, Parts: []MediaPart{{Type: "media", MediaType: t, Data: src, Name: name}}}, nil
+	return Converted{MimeType: t, Parts: []MediaPart{{Type: "media", MediaType: t, Data: base64.StdEncoding.EncodeToString(src), Name: name}}}, nil
 }
 
 // DirectoryListing lists a directory one entry per line, sorted by name,
@@ -307,7 +308,7 @@ func (r *reader) convert(f *os.File, head []byte, cls *Classification) error {
 	case len(out.Parts) > 0:
 		var total int64
 		for _, p := range out.Parts {
-			total += int64(len(p.Data))
+			total += int64(b64Len(p.Data))
 		}
 		if total > r.lim.MaxMediaBytes {
 			return tooLarge("media", r.lim.MaxMediaBytes, total)
@@ -350,8 +351,7 @@ func (r *reader) media(converter string, out Converted, contentID string) {
 	res := r.res
 	h := sha256.New()
 	for _, p := range out.Parts {
-		fmt.Fprintf(h, "%s\x00%d\x00", p.MediaType, len(p.Data))
-		h.Write(p.Data)
+		fmt.Fprintf(h, "%s\x00%s\x00", p.MediaType, p.Data)
 	}
 	obs := &Observation{StatID: statID(r.file), ContentID: ptr(contentID), ViewID: "sha256:" + hex.EncodeToString(h.Sum(nil)),
 		ObservedAt: r.opts.Now().UTC().Format(time.RFC3339Nano)}
@@ -359,4 +359,16 @@ func (r *reader) media(converter string, out Converted, contentID string) {
 	*res = Result{Tool: "read", Status: StatusMedia, Request: res.Request, File: r.file, Classification: res.Classification,
 		Conversion: &Conversion{Converter: converter, MimeType: out.Parts[0].MediaType}, Parts: out.Parts, Observation: obs}
 	res.Notes = append(append(append([]Note{}, out.Notes...), r.tailNotes...), r.allowNotes...)
+}
+
+// b64Len is the number of bytes the padded standard base64 s decodes to.
+func b64Len(s string) int {
+	n := len(s) / 4 * 3
+	switch {
+	case strings.HasSuffix(s, "=="):
+		n -= 2
+	case strings.HasSuffix(s, "="):
+		n--
+	}
+	return n
 }

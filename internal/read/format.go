@@ -52,7 +52,7 @@ func Format(res *Result, format string) []byte {
 		b = fmt.Appendf(b, "[read:%s] %s\n", n.Code, oneLine(n.Message))
 	}
 	for _, p := range res.Parts {
-		b = fmt.Appendf(b, "[media %s, %d bytes", p.MediaType, len(p.Data))
+		b = fmt.Appendf(b, "[media %s, %d bytes", p.MediaType, b64Len(p.Data))
 		if p.Name != "" {
 			b = fmt.Appendf(b, ": %s", oneLine(p.Name))
 		}

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"image"
 	"image/color"
 	"image/png"
@@ -118,7 +119,7 @@ func TestKindsGolden(t *testing.T) {
 	}
 	// The media part is the file, byte for byte.
 	res, _ := read(t, root, Input{Path: "pic.png"}, Options{})
-	if !bytes.Equal(res.Parts[0].Data, pngBytes(t)) || res.Parts[0].MediaType != "image/png" || res.Observation.WholeFileVisible {
+	if data, _ := base64.StdEncoding.DecodeString(res.Parts[0].Data); !bytes.Equal(data, pngBytes(t)) || res.Parts[0].MediaType != "image/png" || res.Observation.WholeFileVisible {
 		t.Error("the PNG part is not the file")
 	}
 	// The notebook's lines are its cells, and paging works on them.

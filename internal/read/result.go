@@ -138,11 +138,12 @@ type Observation struct {
 	WholeFileVisible bool    `json:"wholeFileVisible" jsonschema:"offset 1, nothing truncated or clamped"`
 }
 
-// MediaPart is content that is not text.
+// MediaPart is content that is not text. Data is base64 already (not a
+// []byte) so that the inferred schema says string, as the JSON is.
 type MediaPart struct {
 	Type      string `json:"type" jsonschema:"always media"`
 	MediaType string `json:"mediaType" jsonschema:"e.g. image/png"`
-	Data      []byte `json:"data" jsonschema:"the bytes, base64"`
+	Data      string `json:"data" jsonschema:"the bytes, standard base64"`
 	Name      string `json:"name,omitempty" jsonschema:"the file's base name"`
 }
 
