@@ -17,6 +17,7 @@ import (
 // commands is every command the binary offers.
 var commands = []*cli.Command{
 	cmd.Hread,
+	cmd.Read,
 	grep.Command,
 	review.Command,
 	inspect.Command,
