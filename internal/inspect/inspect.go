@@ -29,9 +29,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/rowkit/rowkit/internal/jsonstr"
+	"github.com/rowkit/rowkit/internal/lang"
 	"github.com/rowkit/rowkit/internal/rows"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
@@ -98,36 +98,19 @@ var (
 	jsonFormat       = &format{KindJSON, "json", outlineJSON}
 )
 
-// formats maps an exact extension to its format. The .d.* declaration
-// extensions end in .ts, .mts and .cts and so need no entries of their own.
-var formats = map[string]*format{
-	".go":   goFormat,
-	".py":   pythonFormat,
-	".pyi":  pythonFormat,
-	".ts":   typescriptFormat,
-	".mts":  typescriptFormat,
-	".cts":  typescriptFormat,
-	".tsx":  tsxFormat,
-	".js":   javascriptFormat,
-	".jsx":  javascriptFormat,
-	".mjs":  javascriptFormat,
-	".cjs":  javascriptFormat,
-	".md":   markdownFormat,
-	".json": jsonFormat,
+// formats maps each format of the registry to its outline.
+var formats = map[*lang.Format]*format{
+	lang.Go:         goFormat,
+	lang.Python:     pythonFormat,
+	lang.TypeScript: typescriptFormat,
+	lang.TSX:        tsxFormat,
+	lang.JavaScript: javascriptFormat,
+	lang.Markdown:   markdownFormat,
+	lang.JSON:       jsonFormat,
 }
 
-// formatOf returns the format of a file name, or nil. The extension is the
-// base name from its last dot, ignoring leading dots (".go" alone has no
-// extension), as Node's path.extname does.
-func formatOf(name string) *format {
-	base := name[strings.LastIndexByte(name, '/')+1:]
-	base = strings.TrimLeft(base, ".")
-	i := strings.LastIndexByte(base, '.')
-	if i < 0 {
-		return nil
-	}
-	return formats[base[i:]]
-}
+// formatOf returns the format of a file name (lang.Lookup), or nil.
+func formatOf(name string) *format { return formats[lang.Lookup(name)] }
 
 // Inspect outlines the workspace file req. It returns the result and its
 // exact encoding, or a *Failure.
