@@ -136,17 +136,17 @@ func runEngine(files []string) (d time.Duration, entries, truncated, partial, fa
 			failed++
 			continue
 		}
-		data, err := inspect.OutlineSource(f, src)
+		data, err := inspect.OutlineSource(context.Background(), f, src)
 		if err != nil {
 			failed++ // not UTF-8
 			continue
 		}
-		res, out, err := inspect.NewResult(data)
+		res, err := inspect.NewResult(data)
 		if err != nil {
 			failed++
 			continue
 		}
-		io.Discard.Write(out)
+		io.Discard.Write(res.AppendJSON(nil))
 		entries += len(res.Data.Outline)
 		if res.Truncation != nil {
 			truncated++
@@ -170,9 +170,9 @@ func runEngineParallel(files []string, workers int) time.Duration {
 				if err != nil {
 					continue
 				}
-				if data, err := inspect.OutlineSource(f, src); err == nil {
-					if _, out, err := inspect.NewResult(data); err == nil {
-						io.Discard.Write(out)
+				if data, err := inspect.OutlineSource(context.Background(), f, src); err == nil {
+					if res, err := inspect.NewResult(data); err == nil {
+						io.Discard.Write(res.AppendJSON(nil))
 					}
 				}
 			}
@@ -319,7 +319,7 @@ func byExt(files []string) {
 			continue
 		}
 		start := time.Now()
-		if d, err := inspect.OutlineSource(f, src); err == nil {
+		if d, err := inspect.OutlineSource(context.Background(), f, src); err == nil {
 			inspect.NewResult(d)
 		}
 		ext := filepath.Ext(f)

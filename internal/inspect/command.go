@@ -3,16 +3,13 @@ package inspect
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/jsonstr"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
-
-// ExitFailure is the exit code of every failure, usage errors included:
-// the failure document's code tells them apart, so the shell contract has
-// one failure status.
-const ExitFailure = 1
 
 // Command is inspect_file as a rowkit command.
 var Command = &cli.Command{
@@ -26,14 +23,16 @@ a path relative to the workspace (the canonical current directory):
   {"ok":true,"data":{"path","kind","language","size_bytes","line_count",
    "parse_complete","outline":[...]},"truncated":false,"truncation":null}
 
-kind is code, markdown, json or none. Outline entries are flat, in source
-order, and carry "line" and "line_end": the LINE:HASH rows of the first and
-last line of the entry, usable directly as ROW or ROW..ROW edit targets.
-Code entries are {"kind","name",["receiver"],"line","line_end"} with kind
-import, constant, variable, type, class, function or method; Markdown
-entries are heading (with "level") and frontmatter; JSON entries are
-{"kind":"json","pointer","value_type","line","line_end"}. No entry holds
-source text beyond a name: no bodies, values, comments or fields.
+kind is code, markdown, json or none; language is go, python, typescript
+(.tsx included) or javascript for code, null otherwise. Outline entries are
+flat, in source order, and carry "line" and "line_end": the LINE:HASH rows
+of the first and last line of the entry, usable directly as ROW or ROW..ROW
+edit targets. Code entries are {"kind","name",["receiver"],"line",
+"line_end"} with kind import, constant, variable, type, class, function or
+method; Markdown entries are heading (with "level") and frontmatter; JSON
+entries are {"kind":"json","pointer","value_type","line","line_end"}. No
+entry holds source text beyond a name: no bodies, values, comments or
+fields.
 
 Formats by exact extension: .go .py .pyi .ts .tsx .d.ts .mts .d.mts .cts
 .d.cts .js .jsx .mjs .cjs .md .json. Any other file is kind "none": only
@@ -55,57 +54,71 @@ not_regular, not_utf8, outside_workspace, read, parse, output_limit.
 
 exit codes:
   0  success (also a partial parse or a truncated outline)
-  1  any failure, usage errors included
+  1  any failure, usage errors included (not 2 as for other commands: the
+     failure document's code tells usage apart)
 `,
 	Run:  run,
 	Fail: fail,
 }
 
-func run(_ context.Context, env *cli.Env, args []string) error {
+// pathFailure carries the path a failure document reports: the path as
+// given, nil unless there was exactly one.
+type pathFailure struct {
+	path *string
+	err  error
+}
+
+func (f *pathFailure) Error() string { return f.err.Error() }
+func (f *pathFailure) Unwrap() error { return f.err }
+
+// usage is a usage failure; inspect_file exits 1 on it like on every
+// other failure.
+func usage(path *string, msg string) error {
+	return &pathFailure{path, errs.New(errs.Usage, msg).WithExit(errs.ExitFailure)}
+}
+
+func run(ctx context.Context, env *cli.Env, args []string) error {
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
 	} else {
 		for _, a := range args {
 			if len(a) > 1 && a[0] == '-' {
-				return &Failure{Code: CodeUsage, Message: "inspect_file takes no options (got " + quote(a) + "); usage: inspect_file PATH"}
+				return usage(nil, "inspect_file takes no options (got "+quote(a)+"); usage: inspect_file PATH")
 			}
 		}
 	}
 	switch {
 	case len(args) == 0:
-		return &Failure{Code: CodeUsage, Message: "missing PATH; usage: inspect_file PATH"}
+		return usage(nil, "missing PATH; usage: inspect_file PATH")
 	case len(args) > 1:
-		return &Failure{Code: CodeUsage, Message: "inspect_file takes exactly one PATH, got " + itoa(int64(len(args))) + "; quote a path with spaces"}
+		return usage(nil, "inspect_file takes exactly one PATH, got "+strconv.Itoa(len(args))+"; quote a path with spaces")
 	case args[0] == "":
-		return &Failure{Path: &args[0], Code: CodeUsage, Message: "PATH is empty; usage: inspect_file PATH"}
+		return usage(&args[0], "PATH is empty; usage: inspect_file PATH")
 	}
-	ws, err := workspace.Cwd()
+	path := &args[0]
+	root, err := workspace.Cwd()
 	if err != nil {
-		var we *workspace.Error
-		if errors.As(err, &we) {
-			return &Failure{Path: &args[0], Code: we.Code, Message: we.Msg}
-		}
-		return err
+		return &pathFailure{path, fromWorkspace(err)}
 	}
-	_, out, err := Inspect(ws, args[0])
+	res, err := Inspect(ctx, root, *path)
 	if err != nil {
-		return err
+		return &pathFailure{path, err}
 	}
-	if _, err := env.Stdout.Write(out); err != nil {
-		return &Failure{Path: &args[0], Code: workspace.CodeRead, Message: "writing the result: " + err.Error()}
+	if _, err := env.Stdout.Write(res.AppendJSON(make([]byte, 0, 4096))); err != nil {
+		return &pathFailure{path, errs.New(errs.Read, "writing the result: "+err.Error())}
 	}
 	return nil
 }
 
-// fail writes the failure document; it is the one place that decides the
-// exit code of a failure.
+// fail writes the failure document. Every failure exits 1.
 func fail(env *cli.Env, err error) int {
-	var f *Failure
-	if !errors.As(err, &f) {
-		f = &Failure{Code: workspace.CodeRead, Message: err.Error()}
+	var path *string
+	var pf *pathFailure
+	if errors.As(err, &pf) {
+		path = pf.path
 	}
-	env.Stdout.Write(f.AppendJSON(nil))
-	return ExitFailure
+	env.Stdout.Write(AppendFailure(nil, path, err))
+	return errs.ExitFailure
 }
 
 func quote(s string) string { return string(jsonstr.Append(nil, s)) }

@@ -102,14 +102,14 @@ var jsonCases = []outlineCase{{
 func TestOutlineJSONDeep(t *testing.T) {
 	const depth = 200000
 	src := strings.Repeat("[", depth) + strings.Repeat("]", depth)
-	d, err := OutlineSource("deep.json", []byte(src))
+	d, err := OutlineSource(ctx, "deep.json", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !d.ParseComplete {
 		t.Error("a deep but valid document is complete")
 	}
-	res, out, err := NewResult(d)
+	res, out, err := newResultJSON(d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestOutlineJSONStrayBrackets(t *testing.T) {
 	const n = 300000
 	src := strings.Repeat("[", n) + strings.Repeat("}", n)
 	start := time.Now()
-	d, err := OutlineSource("stray.json", []byte(src))
+	d, err := OutlineSource(ctx, "stray.json", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,36 +44,3 @@ func (x *lineIndex) ref(line int) rows.Ref {
 	s := x.starts[line-1]
 	return rows.RefOf(line, x.src[s:s+x.lens[line-1]])
 }
-
-// place sets the entries' line identities from their byte spans and drops
-// any entry that falls on no line (only possible in an empty file). Trailing
-// white space and terminators inside a span do not extend it.
-func (x *lineIndex) place(entries []Entry) []Entry {
-	out := entries[:0]
-	if x.count() == 0 {
-		return out
-	}
-	for _, e := range entries {
-		start, end := max(e.start, 0), min(e.end, len(x.src))
-		for end > start+1 && isSpaceByte(x.src[end-1]) {
-			end--
-		}
-		if end <= start {
-			end = start + 1
-		}
-		a, b := x.lineAt(start), x.lineAt(end-1)
-		if a < 1 {
-			a = 1
-		}
-		if b < a {
-			b = a
-		}
-		e.Line, e.LineEnd = x.ref(a), x.ref(b)
-		out = append(out, e)
-	}
-	return out
-}
-
-func isSpaceByte(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
-}

@@ -72,7 +72,7 @@ func ParseGo(ctx context.Context, src []byte) (*GoFile, error) {
 		return nil, cancelled(err)
 	}
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "", crAsLF(src), parser.SkipObjectResolution|parser.AllErrors)
+	f, err := parser.ParseFile(fset, "", LoneCRAsLF(src), parser.SkipObjectResolution|parser.AllErrors)
 	g := &GoFile{AST: f}
 	if f == nil { // only for a failure to read, which cannot happen here
 		g.AST = &ast.File{}
@@ -122,7 +122,7 @@ func ParseTree(ctx context.Context, f *Format, src []byte) (*Tree, error) {
 	if g == nil {
 		return nil, errs.Errorf("internal", "the %s format has no tree-sitter grammar", f.Name)
 	}
-	src = crAsLF(src)
+	src = LoneCRAsLF(src)
 	t, err := parseWith(ctx, g, src)
 	if err != nil || t.err == nil || f != JavaScript {
 		return t, err
@@ -298,9 +298,10 @@ func firstTypeScriptOnly(root *sitter.Node) *sitter.Node {
 	}
 }
 
-// crAsLF returns src with every lone CR replaced by an LF, copying only
-// when there is one.
-func crAsLF(src []byte) []byte {
+// LoneCRAsLF returns src with every lone CR replaced by an LF, copying only
+// when there is one, so that a parser that knows only LF and CRLF sees the
+// lines verified rows see. Offsets do not move.
+func LoneCRAsLF(src []byte) []byte {
 	i := bytes.IndexByte(src, '\r')
 	if i < 0 {
 		return src
