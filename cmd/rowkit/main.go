@@ -8,18 +8,17 @@ import (
 	"os"
 
 	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/cmd"
 	"github.com/rowkit/rowkit/internal/grep"
-	"github.com/rowkit/rowkit/internal/hread"
-	"github.com/rowkit/rowkit/internal/inspect"
 	"github.com/rowkit/rowkit/internal/review"
 )
 
 // commands is every command the binary offers.
 var commands = []*cli.Command{
-	hread.Command,
+	cmd.Hread,
 	grep.Command,
 	review.Command,
-	inspect.Command,
+	cmd.Inspect,
 }
 
 func main() {

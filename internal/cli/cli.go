@@ -2,83 +2,30 @@
 // found (by subcommand or by the name it was invoked under), how it reports
 // errors, and which exit code each outcome gets.
 //
-// A command returns an error value; Run turns it into one stderr line and
-// an exit code, so each command decides its exit codes in one place:
+// A command returns an error value (an *errs.Error, or one wrapping it);
+// Exec turns it into one stderr line and an exit code, the one place where
+// a command's outcome becomes an exit status (errs.ExitCode):
 //
 //	0  success (including an empty result)
 //	1  the command ran and failed, or its output is incomplete
 //	2  usage error: the command line itself is wrong
+//	N  whatever status the error carries (rowkit review's 3, 4 and 70)
 package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/rowkit/rowkit/internal/errs"
 )
 
-// Stable error codes shared by several commands. Commands add their own.
-const (
-	CodeUsage      = "usage"
-	CodeIncomplete = "output_incomplete"
-)
-
-// Exit codes.
-const (
-	ExitOK      = 0
-	ExitFailure = 1
-	ExitUsage   = 2
-)
-
-// Error is a failure with a stable machine code and one line of explanation.
-type Error struct {
-	Code string
-	Msg  string
-}
-
-func (e *Error) Error() string {
-	if e.Code == CodeIncomplete {
-		// The wording agents already know from REQ-READ-001.
-		return "output incomplete: " + e.Msg
-	}
-	return e.Code + ": " + e.Msg
-}
-
-// Errorf returns an *Error with the given code.
-func Errorf(code, format string, args ...any) *Error {
-	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
-}
-
-// Usagef returns a usage error.
-func Usagef(format string, args ...any) *Error {
-	return Errorf(CodeUsage, format, args...)
-}
-
-// Incomplete is the error of a result cut short by token admission.
-func Incomplete() *Error {
-	return &Error{Code: CodeIncomplete, Msg: "15,000-token limit reached"}
-}
-
-// Code returns err's stable code, or "" when err carries none.
-func Code(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return ""
-}
-
-// ExitCode maps an error to the exit code of the conventions above.
-func ExitCode(err error) int {
-	switch {
-	case err == nil:
-		return ExitOK
-	case Code(err) == CodeUsage:
-		return ExitUsage
-	default:
-		return ExitFailure
-	}
+// Exit documents one exit status of a command: `rowkit help NAME` and the
+// README's exit-code table are both made from it, so they cannot disagree.
+type Exit struct {
+	Status int
+	When   string // what ends this way, with the error codes it carries
 }
 
 // Env is what a command may touch of the process it runs in.
@@ -93,9 +40,10 @@ type Command struct {
 	Aliases []string // names the binary answers to as argv[0], e.g. hread
 	Usage   string   // one line: NAME ARGS
 	Summary string   // one line for the command table
-	Help    string   // the rest of `rowkit help NAME`: contract and exit codes
+	Help    string   // the rest of `rowkit help NAME`: the contract
+	Exits   []Exit   // every exit status the command can end with
 
-	// Run does the work. Its error decides the exit code (ExitCode).
+	// Run does the work. Its error decides the exit code (errs.ExitCode).
 	Run func(ctx context.Context, env *Env, args []string) error
 
 	// Fail, when set, reports a failure itself and returns the exit code,
@@ -109,11 +57,22 @@ type Command struct {
 func (c *Command) Exec(ctx context.Context, env *Env, name string, args []string) int {
 	err := c.Run(ctx, env, args)
 	if err == nil {
-		return ExitOK
+		return errs.ExitOK
 	}
 	if c.Fail != nil {
 		return c.Fail(env, err)
 	}
-	fmt.Fprintf(env.Stderr, "%s: %s\n", name, strings.ReplaceAll(err.Error(), "\n", " "))
-	return ExitCode(err)
+	fmt.Fprintf(env.Stderr, "%s: %s\n", name, Diagnostic(err))
+	return errs.ExitCode(err)
+}
+
+// Diagnostic is err as one line of text, without the command's name: for an
+// incomplete result the wording agents know from REQ-READ-001 ("output
+// incomplete: ..."), for any other error "CODE: MESSAGE".
+func Diagnostic(err error) string {
+	msg := err.Error()
+	if e, ok := errs.As(err); ok && e.Code == errs.Incomplete && msg == e.Error() {
+		msg = "output incomplete: " + e.Msg
+	}
+	return strings.ReplaceAll(msg, "\n", " ")
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/rowkit/rowkit/internal/errs"
 )
 
 func TestExitCodeAndDiagnostic(t *testing.T) {
@@ -15,11 +17,12 @@ func TestExitCodeAndDiagnostic(t *testing.T) {
 		stderr string
 	}{
 		{nil, 0, ""},
-		{Usagef("missing PATH"), 2, "x: usage: missing PATH\n"},
-		{Errorf("not_found", "a.txt: no such file"), 1, "x: not_found: a.txt: no such file\n"},
-		{fmt.Errorf("wrapped: %w", Errorf("read", "boom")), 1, "x: wrapped: read: boom\n"},
-		{Incomplete(), 1, "x: output incomplete: 15,000-token limit reached\n"},
+		{errs.Usagef("missing PATH"), 2, "x: usage: missing PATH\n"},
+		{errs.Errorf("not_found", "a.txt: no such file"), 1, "x: not_found: a.txt: no such file\n"},
+		{fmt.Errorf("wrapped: %w", errs.Errorf("read", "boom")), 1, "x: wrapped: read: boom\n"},
+		{errs.IncompleteTokens(15000), 1, "x: output incomplete: 15,000-token limit reached\n"},
 		{errors.New("two\nlines"), 1, "x: two lines\n"},
+		{errs.New("E_GIT_FAILED", "git failed").WithExit(3), 3, "x: E_GIT_FAILED: git failed\n"},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer

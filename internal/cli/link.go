@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/rowkit/rowkit/internal/errs"
 )
 
 // Codes of rowkit link.
@@ -31,12 +33,15 @@ so that an agent with only a shell can call it by that name. A name that is
 already a symlink to a rowkit binary is pointed at this one; anything else
 at that path (a file, a directory, another program's link) is left alone and
 reported as an error.
-
-exit codes: 0 all names linked, 1 some name could not be linked, 2 usage
 `,
+		Exits: []Exit{
+			{Status: 0, When: "every name is linked"},
+			{Status: 1, When: "some name could not be linked (the error names it)"},
+			{Status: 2, When: "usage: not exactly one DIR"},
+		},
 		Run: func(_ context.Context, env *Env, args []string) error {
 			if len(args) != 1 || strings.HasPrefix(args[0], "-") && args[0] != "-" {
-				return Usagef("want exactly one argument, the directory: rowkit link DIR")
+				return errs.Usagef("want exactly one argument, the directory: rowkit link DIR")
 			}
 			return Link(env, args[0], names)
 		},
@@ -46,14 +51,14 @@ exit codes: 0 all names linked, 1 some name could not be linked, 2 usage
 // Link creates each of names in dir as a symlink to the running executable.
 func Link(env *Env, dir string, names []string) error {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return Errorf(CodeNotDir, "%s is not a directory; create it first", dir)
+		return errs.Errorf(CodeNotDir, "%s is not a directory; create it first", dir)
 	}
 	exe, err := os.Executable()
 	if err == nil {
 		exe, err = filepath.EvalSymlinks(exe)
 	}
 	if err != nil {
-		return Errorf(CodeLink, "cannot locate the running binary: %v", err)
+		return errs.Errorf(CodeLink, "cannot locate the running binary: %v", err)
 	}
 	var failed error
 	for _, name := range names {
@@ -66,7 +71,7 @@ func Link(env *Env, dir string, names []string) error {
 		fmt.Fprintf(env.Stdout, "%s -> %s\n", path, exe)
 	}
 	if failed != nil {
-		return Errorf(CodeExists, "some names were not linked (see above)")
+		return errs.Errorf(CodeExists, "some names were not linked (see above)")
 	}
 	return nil
 }
@@ -76,33 +81,33 @@ func linkOne(exe, path string) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if err := os.Symlink(exe, path); err != nil {
-			return Errorf(CodeLink, "%v", err)
+			return errs.Errorf(CodeLink, "%v", err)
 		}
 		return nil
 	case err != nil:
-		return Errorf(CodeLink, "%v", err)
+		return errs.Errorf(CodeLink, "%v", err)
 	case fi.Mode()&fs.ModeSymlink == 0:
-		return Errorf(CodeExists, "%s exists and is not a symlink; refusing to replace it", path)
+		return errs.Errorf(CodeExists, "%s exists and is not a symlink; refusing to replace it", path)
 	}
 	target, err := os.Readlink(path)
 	if err != nil {
-		return Errorf(CodeLink, "%v", err)
+		return errs.Errorf(CodeLink, "%v", err)
 	}
 	if target == exe {
 		return nil
 	}
 	if !isRowkit(path, target, exe) {
-		return Errorf(CodeExists, "%s is a symlink to %s, not to rowkit; refusing to replace it", path, target)
+		return errs.Errorf(CodeExists, "%s is a symlink to %s, not to rowkit; refusing to replace it", path, target)
 	}
 	// Replace atomically, so the name never disappears.
 	tmp := path + ".rowkit-link"
 	os.Remove(tmp)
 	if err := os.Symlink(exe, tmp); err != nil {
-		return Errorf(CodeLink, "%v", err)
+		return errs.Errorf(CodeLink, "%v", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
-		return Errorf(CodeLink, "%v", err)
+		return errs.Errorf(CodeLink, "%v", err)
 	}
 	return nil
 }

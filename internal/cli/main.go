@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/rowkit/rowkit/internal/errs"
 )
 
 // Main runs the rowkit binary: args is os.Args. A base name of args[0] that
@@ -25,17 +27,17 @@ func Main(ctx context.Context, env *Env, args []string, cmds []*Command) int {
 	}
 	if len(args) == 0 {
 		overview(env.Stderr, cmds)
-		return ExitUsage
+		return errs.ExitUsage
 	}
 	switch name, rest := args[0], args[1:]; name {
 	case "-h", "-help", "--help":
 		overview(env.Stdout, cmds)
-		return ExitOK
+		return errs.ExitOK
 	case "help":
 		return help(env, rest, cmds)
 	case "-version", "--version", "version":
 		fmt.Fprintln(env.Stdout, Version())
-		return ExitOK
+		return errs.ExitOK
 	case "link":
 		return linkCommand(cmds).Exec(ctx, env, "rowkit link", rest)
 	default:
@@ -47,7 +49,7 @@ func Main(ctx context.Context, env *Env, args []string, cmds []*Command) int {
 		} else {
 			fmt.Fprintf(env.Stderr, "rowkit: unknown command %q (see 'rowkit --help')\n", name)
 		}
-		return ExitUsage
+		return errs.ExitUsage
 	}
 }
 
@@ -75,10 +77,10 @@ func help(env *Env, args []string, cmds []*Command) int {
 	switch {
 	case len(args) == 0:
 		overview(env.Stdout, cmds)
-		return ExitOK
+		return errs.ExitOK
 	case len(args) > 1:
 		fmt.Fprintln(env.Stderr, "rowkit help: usage: rowkit help [COMMAND]")
-		return ExitUsage
+		return errs.ExitUsage
 	}
 	c := find(cmds, args[0])
 	if c == nil && args[0] == "link" {
@@ -89,7 +91,7 @@ func help(env *Env, args []string, cmds []*Command) int {
 	}
 	if c == nil {
 		fmt.Fprintf(env.Stderr, "rowkit help: unknown command %q (see 'rowkit --help')\n", args[0])
-		return ExitUsage
+		return errs.ExitUsage
 	}
 	fmt.Fprintf(env.Stdout, "usage: %s\n\n%s\n", c.Usage, c.Summary)
 	if c.Help != "" {
@@ -98,7 +100,13 @@ func help(env *Env, args []string, cmds []*Command) int {
 			fmt.Fprintln(env.Stdout)
 		}
 	}
-	return ExitOK
+	if len(c.Exits) > 0 {
+		fmt.Fprintf(env.Stdout, "\nexit codes:\n")
+		for _, e := range c.Exits {
+			writeWrapped(env.Stdout, fmt.Sprintf("  %-3d", e.Status), "     ", e.When, 79)
+		}
+	}
+	return errs.ExitOK
 }
 
 func overview(w io.Writer, cmds []*Command) {
@@ -123,8 +131,48 @@ commands:
 shell names: %s
 other: rowkit help COMMAND, rowkit --version
 
-exit codes: 0 success, 1 failure or incomplete output, 2 usage error
+exit codes: 0 success, 1 failure or incomplete output, 2 usage error;
+rowkit review also exits 3, 4 and 70 (rowkit help COMMAND lists each command's)
 `, strings.Join(names, ", "))
+}
+
+// writeWrapped writes text after first, wrapping at width with indent on
+// every later line.
+func writeWrapped(w io.Writer, first, indent, text string, width int) {
+	line := first
+	fresh := true
+	for _, word := range strings.Fields(text) {
+		if !fresh && len(line)+1+len(word) > width {
+			fmt.Fprintln(w, line)
+			line, fresh = indent, true
+		}
+		if !fresh {
+			line += " "
+		}
+		line += word
+		fresh = false
+	}
+	fmt.Fprintln(w, line)
+}
+
+// ExitTable is the Markdown table of every command's exit statuses that
+// the README carries (a test keeps the two equal).
+func ExitTable(cmds []*Command) string {
+	var b strings.Builder
+	b.WriteString("| command | exit | when |\n| --- | --- | --- |\n")
+	for _, c := range append(cmds[:len(cmds):len(cmds)], linkCommand(cmds)) {
+		name := "rowkit " + c.Name
+		if len(c.Aliases) > 0 {
+			name += " (" + strings.Join(c.Aliases, ", ") + ")"
+		}
+		for i, e := range c.Exits {
+			if i > 0 {
+				name = ""
+			}
+			fmt.Fprintf(&b, "| %s | %d | %s |\n", name, e.Status, e.When)
+		}
+	}
+	return b.String()
 }
 
 // Version describes the running binary from its build information.

@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/errs"
 )
 
 // Command is hgrep as a rowkit command.
@@ -60,7 +61,7 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	dir, err := os.Getwd()
 	if err != nil {
-		return cli.Errorf(CodeRead, "cannot determine the current directory: %v", err)
+		return errs.Errorf(CodeRead, "cannot determine the current directory: %v", err)
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()

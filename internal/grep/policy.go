@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/errs"
 )
 
 // Action is what hgrep does with one ripgrep option.
@@ -396,7 +396,7 @@ func shortName(a string, j int) string {
 }
 
 func usageErr(format string, args ...any) error {
-	return cli.Usagef(format, args...)
+	return errs.Usagef(format, args...)
 }
 
 func rejectErr(o *Option, spelled string) error {

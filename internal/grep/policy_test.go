@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/errs"
 )
 
 var tail = []string{"--no-config", "--json", "--"}
@@ -48,7 +48,7 @@ func TestPolicyEveryRow(t *testing.T) {
 			clustered := strings.HasPrefix(argv[0], "-i") && len(argv[0]) > 2 && argv[0][1] != '-'
 			switch o.Action {
 			case Reject:
-				if cli.ExitCode(err) != cli.ExitUsage {
+				if errs.ExitCode(err) != errs.ExitUsage {
 					t.Errorf("%q: err %v, want a usage error", argv, err)
 					continue
 				}
@@ -127,7 +127,7 @@ func TestParse(t *testing.T) {
 	} {
 		plan, err := Parse(tc.argv)
 		if tc.want == nil {
-			if cli.ExitCode(err) != cli.ExitUsage || !strings.Contains(err.Error(), tc.err) {
+			if errs.ExitCode(err) != errs.ExitUsage || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("Parse(%q) = %v, %v; want a usage error containing %q", tc.argv, plan, err, tc.err)
 			}
 			continue
@@ -191,7 +191,7 @@ func FuzzParse(f *testing.F) {
 		argv := strings.Split(s, "\x00")
 		plan, err := Parse(argv)
 		if err != nil {
-			if cli.ExitCode(err) != cli.ExitUsage || strings.Contains(err.Error(), "\n") && !strings.Contains(s, "\n") {
+			if errs.ExitCode(err) != errs.ExitUsage || strings.Contains(err.Error(), "\n") && !strings.Contains(s, "\n") {
 				t.Fatalf("Parse(%q): %v is not a one-line usage error", argv, err)
 			}
 			return

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/jsonstr"
 	"github.com/rowkit/rowkit/internal/regfile"
 	"github.com/rowkit/rowkit/internal/rows"
@@ -55,7 +55,7 @@ var envAllow = []string{"PATH", "HOME", "XDG_CONFIG_HOME"}
 func Search(ctx context.Context, plan *Plan, dir string, w io.Writer) error {
 	rg, err := exec.LookPath("rg")
 	if err != nil {
-		return cli.Errorf(CodeRgMissing, "ripgrep (rg) is not on PATH; install it (e.g. apt-get install ripgrep)")
+		return errs.Errorf(CodeRgMissing, "ripgrep (rg) is not on PATH; install it (e.g. apt-get install ripgrep)")
 	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -72,10 +72,10 @@ func Search(ctx context.Context, plan *Plan, dir string, w io.Writer) error {
 	cmd.Stderr = stderr
 	pipe, err := cmd.StdoutPipe()
 	if err != nil {
-		return cli.Errorf(CodeRg, "cannot start ripgrep: %v", err)
+		return errs.Errorf(CodeRg, "cannot start ripgrep: %v", err)
 	}
 	if err := cmd.Start(); err != nil {
-		return cli.Errorf(CodeRg, "cannot start ripgrep: %v", regfile.Cause(err))
+		return errs.Errorf(CodeRg, "cannot start ripgrep: %v", regfile.Cause(err))
 	}
 
 	out := bufio.NewWriterSize(w, 32<<10)
@@ -90,13 +90,13 @@ func Search(ctx context.Context, plan *Plan, dir string, w io.Writer) error {
 	}
 	waitErr := cmd.Wait()
 	if err := out.Flush(); err != nil && streamErr == nil {
-		streamErr = cli.Errorf(CodeWrite, "writing output: %v", regfile.Cause(err))
+		streamErr = errs.Errorf(CodeWrite, "writing output: %v", regfile.Cause(err))
 	}
 	switch {
 	case streamErr != nil:
 		return streamErr
 	case ctx.Err() != nil:
-		return cli.Errorf(CodeCancelled, "the search was cancelled")
+		return errs.Errorf(CodeCancelled, "the search was cancelled")
 	}
 	return rgStatus(waitErr, stderr.Bytes())
 }
@@ -110,13 +110,13 @@ func rgStatus(waitErr error, stderr []byte) error {
 	}
 	var ee *exec.ExitError
 	if !errors.As(waitErr, &ee) {
-		return cli.Errorf(CodeRg, "ripgrep: %v", waitErr)
+		return errs.Errorf(CodeRg, "ripgrep: %v", waitErr)
 	}
 	switch code := ee.ExitCode(); code {
 	case 1:
 		return nil
 	case -1:
-		return cli.Errorf(CodeRg, "ripgrep was killed (%v)", ee.ProcessState)
+		return errs.Errorf(CodeRg, "ripgrep was killed (%v)", ee.ProcessState)
 	}
 	return rgError(stderr)
 }
@@ -153,12 +153,12 @@ func rgError(stderr []byte) error {
 				i++
 				what = strings.TrimSpace(strings.TrimPrefix(lines[i], "error:"))
 			}
-			return cli.Errorf(CodeInvalidPattern, "regex parse error: %s in %s", what, pattern)
+			return errs.Errorf(CodeInvalidPattern, "regex parse error: %s in %s", what, pattern)
 		}
 		msgs = append(msgs, strings.TrimPrefix(strings.TrimPrefix(l, "error: "), "rg: "))
 	}
 	if len(msgs) == 0 {
-		return cli.Errorf(CodeRg, "ripgrep failed without a message (exit status 2)")
+		return errs.Errorf(CodeRg, "ripgrep failed without a message (exit status 2)")
 	}
 	code := CodeRg
 	if m := msgs[0]; strings.HasPrefix(m, "PCRE2: error compiling") || strings.HasPrefix(m, "Compiled regex exceeds size limit") {
@@ -168,7 +168,7 @@ func rgError(stderr []byte) error {
 	if len(msgs) > 3 {
 		msg += " (and more)"
 	}
-	return cli.Errorf(code, "%s", msg)
+	return errs.Errorf(code, "%s", msg)
 }
 
 func allowedEnv() []string {
@@ -258,7 +258,7 @@ func (st *stream) run(r *bufio.Reader) error {
 		}
 		var ev event
 		if err := json.Unmarshal(line, &ev); err != nil {
-			return cli.Errorf(CodeRg, "cannot parse ripgrep's output: %v", err)
+			return errs.Errorf(CodeRg, "cannot parse ripgrep's output: %v", err)
 		}
 		switch ev.Type {
 		case "match", "context":
@@ -274,18 +274,18 @@ func (st *stream) run(r *bufio.Reader) error {
 func (st *stream) lineEvent(ev *event) error {
 	path, ok, err := ev.Data.Path.value()
 	if err != nil {
-		return cli.Errorf(CodeRg, "cannot parse ripgrep's output: path: %v", err)
+		return errs.Errorf(CodeRg, "cannot parse ripgrep's output: path: %v", err)
 	}
 	if !ok {
-		return cli.Errorf(CodeNotUTF8, "the path %s is not valid UTF-8, so it cannot be printed as a JSON string", quote(string(path)))
+		return errs.Errorf(CodeNotUTF8, "the path %s is not valid UTF-8, so it cannot be printed as a JSON string", quote(string(path)))
 	}
 	text, _, err := ev.Data.Lines.value()
 	if err != nil {
-		return cli.Errorf(CodeRg, "cannot parse ripgrep's output: lines: %v", err)
+		return errs.Errorf(CodeRg, "cannot parse ripgrep's output: lines: %v", err)
 	}
 	n := ev.Data.LineNumber
 	if n < 1 {
-		return cli.Errorf(CodeRg, "ripgrep reported a line of %s without a line number", quote(string(path)))
+		return errs.Errorf(CodeRg, "ripgrep reported a line of %s without a line number", quote(string(path)))
 	}
 	if st.src == nil || st.src.path != string(path) || n < st.src.lf {
 		st.close()
@@ -300,7 +300,7 @@ func (st *stream) lineEvent(ev *event) error {
 	}
 	segs, err := st.src.rowsOf(n, text, subs)
 	if err == errRowTooLong {
-		return cli.Incomplete()
+		return errs.IncompleteTokens(rows.TokenLimit)
 	}
 	if err != nil {
 		return err
@@ -313,10 +313,10 @@ func (st *stream) lineEvent(ev *event) error {
 		st.row = rows.AppendRow(append(st.row[:0], st.pre...), sg.line, st.src.cur[sg.start:sg.end])
 		ok, err := st.admit(st.row)
 		if err != nil {
-			return cli.Errorf(CodeWrite, "writing output: %v", regfile.Cause(err))
+			return errs.Errorf(CodeWrite, "writing output: %v", regfile.Cause(err))
 		}
 		if !ok {
-			return cli.Incomplete()
+			return errs.IncompleteTokens(rows.TokenLimit)
 		}
 		st.seen[k] = true
 	}
@@ -326,7 +326,7 @@ func (st *stream) lineEvent(ev *event) error {
 // admit offers one row to token admission.
 func (st *stream) admit(row []byte) (bool, error) {
 	if st.adm == nil {
-		st.adm = rows.NewAdmitter(st.out)
+		st.adm = rows.NewAdmitter(st.out, rows.DefaultBudget)
 	}
 	return st.adm.Admit(row)
 }
@@ -337,7 +337,7 @@ func (st *stream) flush() error {
 		return nil
 	}
 	if err := st.adm.Flush(); err != nil {
-		return cli.Errorf(CodeWrite, "writing output: %v", regfile.Cause(err))
+		return errs.Errorf(CodeWrite, "writing output: %v", regfile.Cause(err))
 	}
 	return nil
 }
@@ -355,7 +355,7 @@ func readEvent(r *bufio.Reader, buf []byte) ([]byte, error) {
 		chunk, err := r.ReadSlice('\n')
 		buf = append(buf, chunk...)
 		if len(buf) > maxEvent {
-			return nil, cli.Errorf(CodeTooLarge, "ripgrep reported one line with over %d MiB of match data; narrow the search", maxEvent>>20)
+			return nil, errs.Errorf(CodeTooLarge, "ripgrep reported one line with over %d MiB of match data; narrow the search", maxEvent>>20)
 		}
 		switch err {
 		case nil:
@@ -368,7 +368,7 @@ func readEvent(r *bufio.Reader, buf []byte) ([]byte, error) {
 			}
 			return nil, io.EOF
 		default:
-			return nil, cli.Errorf(CodeRg, "reading ripgrep's output: %v", err)
+			return nil, errs.Errorf(CodeRg, "reading ripgrep's output: %v", err)
 		}
 	}
 }

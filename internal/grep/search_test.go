@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/rows"
 )
 
@@ -91,7 +91,7 @@ func TestSearchFailures(t *testing.T) {
 		{[]string{"--type=nosuch", "needle"}, CodeRg, "unrecognized file type: nosuch", ""},
 	} {
 		got, err := search(t, dir, tc.argv...)
-		if cli.Code(err) != tc.code || !strings.Contains(err.Error(), tc.msg) || strings.Contains(err.Error(), "\n") || got != tc.wantRows {
+		if errs.Code(err) != tc.code || !strings.Contains(err.Error(), tc.msg) || strings.Contains(err.Error(), "\n") || got != tc.wantRows {
 			t.Errorf("hgrep %q = %q, %v; want rows %q and a one-line %s error containing %q", tc.argv, got, err, tc.wantRows, tc.code, tc.msg)
 		}
 	}
@@ -143,8 +143,8 @@ func TestSearchStopsAtTokenLimit(t *testing.T) {
 	f.Close()
 
 	got, err := search(t, dir, "needle", "big.txt")
-	if cli.Code(err) != cli.CodeIncomplete {
-		t.Fatalf("err %v, want %s", err, cli.CodeIncomplete)
+	if errs.Code(err) != errs.Incomplete {
+		t.Fatalf("err %v, want %s", err, errs.Incomplete)
 	}
 	var want []byte
 	for i := 0; len(want) < len(got); i++ {
@@ -181,15 +181,15 @@ func TestRgError(t *testing.T) {
 		{"", CodeRg, "ripgrep failed without a message (exit status 2)"},
 	} {
 		err := rgError([]byte(tc.stderr))
-		var ce *cli.Error
-		if cli.Code(err) != tc.code || !asError(err, &ce) || ce.Msg != tc.msg {
+		var ce *errs.Error
+		if errs.Code(err) != tc.code || !asError(err, &ce) || ce.Msg != tc.msg {
 			t.Errorf("rgError(%q) = %v; want %s: %s", tc.stderr, err, tc.code, tc.msg)
 		}
 	}
 }
 
-func asError(err error, target **cli.Error) bool {
-	e, ok := err.(*cli.Error)
+func asError(err error, target **errs.Error) bool {
+	e, ok := err.(*errs.Error)
 	*target = e
 	return ok
 }

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"unicode/utf8"
 
-	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/regfile"
 	"github.com/rowkit/rowkit/internal/rows"
 )
@@ -64,10 +64,10 @@ func openSource(dir, path string) (*source, error) {
 	}
 	f, _, err := regfile.Open(os.Stat, os.OpenFile, name)
 	if _, ok := regfile.AsNotRegular(err); ok {
-		return nil, cli.Errorf(CodeNotRegular, "%s is not a regular file, so its rows cannot be verified; search regular files only", quote(path))
+		return nil, errs.Errorf(CodeNotRegular, "%s is not a regular file, so its rows cannot be verified; search regular files only", quote(path))
 	}
 	if err != nil {
-		return nil, cli.Errorf(CodeRead, "cannot reopen %s to verify its rows: %v", quote(path), regfile.Cause(err))
+		return nil, errs.Errorf(CodeRead, "cannot reopen %s to verify its rows: %v", quote(path), regfile.Cause(err))
 	}
 	return &source{path: path, f: f, r: bufio.NewReaderSize(f, 64<<10)}, nil
 }
@@ -128,7 +128,7 @@ func (s *source) next(keep bool) (bool, error) {
 			continue
 		}
 		if err != nil && err != io.EOF {
-			return false, cli.Errorf(CodeRead, "reading %s: %v", quote(s.path), regfile.Cause(err))
+			return false, errs.Errorf(CodeRead, "reading %s: %v", quote(s.path), regfile.Cause(err))
 		}
 		break
 	}
@@ -185,7 +185,7 @@ func (s *source) rowsOf(n int, rgText []byte, subs []span) ([]segment, error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, cli.Errorf(CodeChanged, "%s changed during the search: it no longer has the line %d that ripgrep reported", quote(s.path), n)
+		return nil, errs.Errorf(CodeChanged, "%s changed during the search: it no longer has the line %d that ripgrep reported", quote(s.path), n)
 	}
 	if !s.full {
 		return nil, errRowTooLong
@@ -196,9 +196,9 @@ func (s *source) rowsOf(n int, rgText []byte, subs []span) ([]segment, error) {
 	}
 	if !bytes.Equal(s.cur[shift:], rgText) {
 		if s.utf16 {
-			return nil, cli.Errorf(CodeNotUTF8, "%s is UTF-16 (ripgrep transcodes it); verified rows need UTF-8 files", quote(s.path))
+			return nil, errs.Errorf(CodeNotUTF8, "%s is UTF-16 (ripgrep transcodes it); verified rows need UTF-8 files", quote(s.path))
 		}
-		return nil, cli.Errorf(CodeChanged, "%s changed during the search: line %d differs from the text ripgrep matched", quote(s.path), n)
+		return nil, errs.Errorf(CodeChanged, "%s changed during the search: line %d differs from the text ripgrep matched", quote(s.path), n)
 	}
 	segs := s.segments()
 	if len(segs) > 1 && len(subs) > 0 {
@@ -226,7 +226,7 @@ func (s *source) rowsOf(n int, rgText []byte, subs []span) ([]segment, error) {
 	}
 	for _, sg := range segs {
 		if text := s.cur[sg.start:sg.end]; !utf8.Valid(text) {
-			return nil, cli.Errorf(CodeNotUTF8, "%s: row %d is not valid UTF-8 (invalid byte at offset %d of the line); verified rows need UTF-8 text",
+			return nil, errs.Errorf(CodeNotUTF8, "%s: row %d is not valid UTF-8 (invalid byte at offset %d of the line); verified rows need UTF-8 text",
 				quote(s.path), sg.line, rows.FirstInvalid(text))
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/rows"
 )
 
@@ -154,15 +154,15 @@ func TestSourceErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = src.rowsOf(tc.n, []byte(tc.rgText), nil)
-		if cli.Code(err) != tc.code || !strings.Contains(err.Error(), src.path) {
+		if errs.Code(err) != tc.code || !strings.Contains(err.Error(), src.path) {
 			t.Errorf("%q line %d: err %v, want code %s naming the file", tc.content, tc.n, err, tc.code)
 		}
 		src.Close()
 	}
-	if _, err := openSource("/", t.TempDir()); cli.Code(err) != CodeNotRegular {
+	if _, err := openSource("/", t.TempDir()); errs.Code(err) != CodeNotRegular {
 		t.Errorf("a directory: err %v, want %s", err, CodeNotRegular)
 	}
-	if _, err := openSource("/", filepath.Join(t.TempDir(), "missing")); cli.Code(err) != CodeRead {
+	if _, err := openSource("/", filepath.Join(t.TempDir(), "missing")); errs.Code(err) != CodeRead {
 		t.Errorf("a missing file: err %v, want %s", err, CodeRead)
 	}
 }
@@ -177,7 +177,7 @@ func FuzzSourceRows(f *testing.F) {
 	f.Fuzz(func(t *testing.T, content []byte) {
 		got, err := sourceRows(t, content)
 		if !utf8.Valid(content) {
-			if err != nil && cli.Code(err) != CodeNotUTF8 {
+			if err != nil && errs.Code(err) != CodeNotUTF8 {
 				t.Fatalf("invalid UTF-8: err %v, want %s", err, CodeNotUTF8)
 			}
 			for _, r := range got {

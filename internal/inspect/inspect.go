@@ -27,7 +27,6 @@ package inspect
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -84,13 +83,13 @@ func Inspect(ctx context.Context, root *workspace.Root, req string) (*Result, er
 	if f == nil {
 		clean, fi, err := root.Stat(req)
 		if err != nil {
-			return nil, fromWorkspace(err)
+			return nil, err // coded by workspace
 		}
 		return NewResult(Data{Path: clean, Kind: KindNone, SizeBytes: fi.Size(), ParseComplete: true})
 	}
 	clean, src, err := root.ReadFile(req)
 	if err != nil {
-		return nil, fromWorkspace(err)
+		return nil, err // coded by workspace
 	}
 	d, err := outline(ctx, f, clean, src)
 	if err != nil {
@@ -100,21 +99,6 @@ func Inspect(ctx context.Context, root *workspace.Root, req string) (*Result, er
 		return nil, err
 	}
 	return NewResult(d)
-}
-
-// fromWorkspace gives a workspace failure its shared code.
-//
-// TODO(merge): workspace returns *errs.Error on main once the lead's change
-// lands; this then reduces to returning err.
-func fromWorkspace(err error) error {
-	var we *workspace.Error
-	if errors.As(err, &we) {
-		return errs.New(we.Code, we.Msg)
-	}
-	if _, ok := errs.As(err); ok {
-		return err
-	}
-	return errs.New(errs.Read, err.Error())
 }
 
 func cancelled(err error) error {
@@ -136,7 +120,7 @@ func OutlineSource(ctx context.Context, name string, src []byte) (Data, error) {
 // outline projects src in format f. A panic in a parser becomes a parse
 // failure rather than a crash.
 func outline(ctx context.Context, f *lang.Format, path string, src []byte) (d Data, err error) {
-	x, err := indexLines(src)
+	x, err := rows.NewIndex(src)
 	if err != nil {
 		return Data{}, err
 	}
@@ -155,14 +139,14 @@ func outline(ctx context.Context, f *lang.Format, path string, src []byte) (d Da
 		}
 		return Data{}, cancelled(err)
 	}
-	n := x.count()
+	n := x.Count()
 	d = Data{
 		Path:          path,
 		Kind:          f.Kind,
 		SizeBytes:     int64(len(src)),
 		LineCount:     &n,
 		ParseComplete: complete,
-		Outline:       x.place(entries),
+		Outline:       place(x, entries),
 	}
 	if f.Language != "" {
 		d.Language = &f.Language
@@ -173,27 +157,28 @@ func outline(ctx context.Context, f *lang.Format, path string, src []byte) (d Da
 // place sets the entries' rows from their byte spans and drops any entry
 // that falls on no line (only possible in an empty file). Trailing white
 // space and terminators inside a span do not extend it.
-func (x *lineIndex) place(entries []Entry) []Entry {
+func place(x *rows.Index, entries []Entry) []Entry {
 	out := entries[:0]
-	if x.count() == 0 {
+	if x.Count() == 0 {
 		return out
 	}
+	src := x.Src()
 	for _, e := range entries {
-		start, end := max(e.start, 0), min(e.end, len(x.src))
-		for end > start+1 && isSpaceByte(x.src[end-1]) {
+		start, end := max(e.start, 0), min(e.end, len(src))
+		for end > start+1 && isSpaceByte(src[end-1]) {
 			end--
 		}
 		if end <= start {
 			end = start + 1
 		}
-		a, b := x.lineAt(start), x.lineAt(end-1)
+		a, b := x.LineAt(start), x.LineAt(end-1)
 		if a < 1 {
 			a = 1
 		}
 		if b < a {
 			b = a
 		}
-		e.Span = rows.Span{Start: x.ref(a), End: x.ref(b)}
+		e.Span = rows.Span{Start: x.Ref(a), End: x.Ref(b)}
 		e.Line, e.LineEnd = e.Span.Start.String(), e.Span.End.String()
 		out = append(out, e)
 	}

@@ -92,13 +92,11 @@ func checkJSON(src []byte) *site {
 // offset off (src is valid UTF-8). An offset past the last line's text
 // falls on the last line; 0 means src has no lines.
 func lineOf(src []byte, off int) int {
-	line := 0
-	rows.Lines(src, func(start, _ int) {
-		if start <= off {
-			line++
-		}
-	})
-	return line
+	x, err := rows.NewIndex(src)
+	if err != nil || x.Count() == 0 {
+		return 0
+	}
+	return max(x.LineAt(off), 1)
 }
 
 // quoteToken quotes the start of a token for a message: its first line,

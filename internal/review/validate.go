@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/rowkit/rowkit/internal/proc"
 )
 
 // Planned is a validation the caller is allowed to run, resolved to argv.
@@ -117,7 +119,7 @@ func runOne(ctx context.Context, p Planned, dir string, timeout time.Duration, m
 		return spawnErr(err)
 	}
 	pgid := cmd.Process.Pid
-	stdout, stderr := newCapture(maxBytes), newCapture(maxBytes)
+	stdout, stderr := proc.NewCapture(maxBytes), proc.NewCapture(maxBytes)
 	var drained sync.WaitGroup
 	drained.Add(2)
 	go func() { defer drained.Done(); io.Copy(stdout, outR) }()
@@ -185,9 +187,9 @@ func runOne(ctx context.Context, p Planned, dir string, timeout time.Duration, m
 	return v
 }
 
-func stream(c *capture) Stream {
-	text, dropped := c.result()
-	return Stream{Text: text, BytesTotal: c.total, BytesDropped: dropped}
+func stream(c *proc.Capture) Stream {
+	text, dropped := c.Result()
+	return Stream{Text: text, BytesTotal: c.Total(), BytesDropped: dropped}
 }
 
 func signalName(s syscall.Signal) string {

@@ -18,11 +18,24 @@ const (
 	// n bytes has at least n/MaxTokenBytes tokens, which lets admission
 	// refuse a huge row without counting it.
 	MaxTokenBytes = 128
-	// MaxRowBytes is the longest row that could ever be admitted: a
-	// longer one has more than TokenCeiling tokens. A caller never needs
-	// to keep more text than this for one row.
+	// MaxRowBytes is the longest row that could ever be admitted under
+	// DefaultBudget: a longer one has more than TokenCeiling tokens. A
+	// caller never needs to keep more text than this for one row.
 	MaxRowBytes = TokenCeiling * MaxTokenBytes
 )
+
+// Budget is a token admission rule: rows are admitted while the total stays
+// within Limit; one more row may raise it to at most Ceiling and seals the
+// output. Ceiling >= Limit > 0.
+type Budget struct {
+	Limit, Ceiling int
+}
+
+// DefaultBudget is the rule of every verified-row command (REQ-READ-001).
+var DefaultBudget = Budget{Limit: TokenLimit, Ceiling: TokenCeiling}
+
+// MaxRowBytes is the longest row that could be admitted under b.
+func (b Budget) MaxRowBytes() int { return b.Ceiling * MaxTokenBytes }
 
 var codec = sync.OnceValue(func() tokenizer.Codec {
 	c, err := tokenizer.Get(tokenizer.O200kBase)
@@ -62,7 +75,8 @@ type Report struct {
 // rows; TestAdmitterCountsWholeOutput checks it on real corpora.
 type Admitter struct {
 	w        io.Writer
-	held     []byte // rows admitted uncounted (at most TokenLimit bytes)
+	budget   Budget
+	held     []byte // rows admitted uncounted (at most the budget's Limit in bytes)
 	written  int    // how much of held has been written
 	counting bool   // the rows outgrew held: every row is counted
 	warming  bool   // the tokenizer is loading in the background
@@ -70,8 +84,13 @@ type Admitter struct {
 	report   Report
 }
 
-// NewAdmitter returns an Admitter writing to w.
-func NewAdmitter(w io.Writer) *Admitter { return &Admitter{w: w} }
+// NewAdmitter returns an Admitter writing to w under budget b.
+func NewAdmitter(w io.Writer, b Budget) *Admitter {
+	if b.Limit <= 0 || b.Ceiling < b.Limit {
+		panic("rows: invalid budget")
+	}
+	return &Admitter{w: w, budget: b}
+}
 
 // Open reports whether another row could still be admitted.
 func (a *Admitter) Open() bool { return !a.report.Sealed && !a.report.Omitted }
@@ -85,10 +104,10 @@ func (a *Admitter) Admit(row []byte) (bool, error) {
 		return false, nil
 	}
 	if !a.counting {
-		if len(a.held)+len(row) <= TokenLimit {
+		if len(a.held)+len(row) <= a.budget.Limit {
 			a.held = append(a.held, row...)
 			a.report.Rows++
-			if !a.warming && len(a.held) > TokenLimit/2 {
+			if !a.warming && len(a.held) > a.budget.Limit/2 {
 				// Counting is likely: load the tokenizer while the
 				// caller produces more rows.
 				a.warming = true
@@ -103,14 +122,14 @@ func (a *Admitter) Admit(row []byte) (bool, error) {
 		}
 		a.held, a.written = nil, 0
 	}
-	room := TokenCeiling - a.tokens
+	room := a.budget.Ceiling - a.tokens
 	if len(row) > room*MaxTokenBytes {
 		a.report.Omitted = true
 		return false, nil
 	}
 	n := CountTokens(string(row))
 	total := a.tokens + n
-	if total > TokenCeiling {
+	if total > a.budget.Ceiling {
 		a.report.Omitted = true
 		return false, nil
 	}
@@ -119,7 +138,7 @@ func (a *Admitter) Admit(row []byte) (bool, error) {
 	}
 	a.report.Rows++
 	a.tokens = total
-	a.report.Sealed = total > TokenLimit
+	a.report.Sealed = total > a.budget.Limit
 	return true, nil
 }
 

@@ -35,7 +35,7 @@ func TestAdmitterRule(t *testing.T) {
 		list = append(list, AppendRow(nil, i, []byte(text)))
 	}
 	var buf bytes.Buffer
-	a := NewAdmitter(&buf)
+	a := NewAdmitter(&buf, DefaultBudget)
 	for _, r := range list {
 		a.Admit(r)
 	}
@@ -64,7 +64,7 @@ func TestAdmitterSealsThenCompletes(t *testing.T) {
 	// Fill to just under the limit with small rows, then one row that
 	// crosses it: admitted and sealed, and the result is still complete.
 	var buf bytes.Buffer
-	a := NewAdmitter(&buf)
+	a := NewAdmitter(&buf, DefaultBudget)
 	small := AppendRow(nil, 1, []byte("alpha"))
 	per := CountTokens(string(small))
 	for total := per; total <= TokenLimit; total += per {
@@ -84,7 +84,7 @@ func TestAdmitterSealsThenCompletes(t *testing.T) {
 // written by Flush or as soon as counting starts.
 func TestAdmitterHoldsSmallOutput(t *testing.T) {
 	var buf bytes.Buffer
-	a := NewAdmitter(&buf)
+	a := NewAdmitter(&buf, DefaultBudget)
 	row := AppendRow(nil, 1, []byte("alpha"))
 	for n := 0; n+len(row) <= TokenLimit; n += len(row) {
 		if ok, err := a.Admit(row); !ok || err != nil {
@@ -113,7 +113,7 @@ func TestAdmitterHoldsSmallOutput(t *testing.T) {
 
 func TestAdmitterRefusesHugeRowWithoutCounting(t *testing.T) {
 	var buf bytes.Buffer
-	a := NewAdmitter(&buf)
+	a := NewAdmitter(&buf, DefaultBudget)
 	huge := bytes.Repeat([]byte("x"), MaxRowBytes+1)
 	if ok, _ := a.Admit(huge); ok || !a.Report().Omitted || buf.Len() != 0 {
 		t.Fatal("huge row admitted")
@@ -191,7 +191,7 @@ func TestAdmitterCountsWholeOutput(t *testing.T) {
 					t.Fatalf("%s (prefix %q): whole output %d tokens, sum of rows %d", path, prefix, n, sum)
 				}
 				var buf bytes.Buffer
-				a := NewAdmitter(&buf)
+				a := NewAdmitter(&buf, DefaultBudget)
 				for _, r := range list {
 					if ok, _ := a.Admit(r); !ok {
 						break

@@ -19,7 +19,6 @@ package workspace
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -28,28 +27,21 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/regfile"
 )
 
-// Failure codes. They are the codes of inspect_file and of every MCP tool
-// that takes a workspace path.
+// Failure codes, as *errs.Error values. They are the codes of inspect_file
+// and of every MCP tool that takes a workspace path.
 const (
-	CodeOutside    = "outside_workspace"
-	CodeNotFound   = "not_found"
-	CodeNotRegular = "not_regular"
-	CodeRead       = "read"
+	CodeOutside    = errs.Outside
+	CodeNotFound   = errs.NotFound
+	CodeNotRegular = errs.NotRegular
+	CodeRead       = errs.Read
 )
 
-// Error is a refused or failed path, with a stable code.
-type Error struct {
-	Code string
-	Msg  string
-}
-
-func (e *Error) Error() string { return e.Code + ": " + e.Msg }
-
-func errorf(code, format string, args ...any) *Error {
-	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
+func errorf(code, format string, args ...any) *errs.Error {
+	return errs.Errorf(code, format, args...)
 }
 
 // maxLinks bounds symlink resolution, as the kernel's ELOOP limit does.
@@ -229,12 +221,13 @@ func (r *Root) Stat(req string) (string, fs.FileInfo, error) {
 	return clean, fi, notRegular(clean, regfile.Check(fi))
 }
 
-// ReadFile resolves req, opens it through the root without blocking, checks
-// that it is a regular file and reads all of it.
-func (r *Root) ReadFile(req string) (string, []byte, error) {
+// OpenFile resolves req and opens it through the root without blocking,
+// checking that it is a regular file. The caller closes the file; read it
+// through regfile.Reader, which never waits on a kernel stream.
+func (r *Root) OpenFile(req string) (string, *os.File, fs.FileInfo, error) {
 	clean, target, root, err := r.locate(req)
 	if err != nil {
-		return clean, nil, err
+		return clean, nil, nil, err
 	}
 	defer root.Close()
 	f, fi, err := regfile.Open(root.Stat, root.OpenFile, target)
@@ -242,12 +235,22 @@ func (r *Root) ReadFile(req string) (string, []byte, error) {
 		if _, ok := regfile.AsNotRegular(err); !ok {
 			err = r.openError(clean, err)
 		}
-		return clean, nil, notRegular(clean, err)
+		return clean, nil, nil, notRegular(clean, err)
+	}
+	return clean, f, fi, nil
+}
+
+// ReadFile resolves req, opens it as OpenFile does and reads all of it.
+func (r *Root) ReadFile(req string) (string, []byte, error) {
+	clean, f, fi, err := r.OpenFile(req)
+	if err != nil {
+		return clean, nil, err
 	}
 	defer f.Close()
+	rd := regfile.Reader(f)
 	data := make([]byte, 0, fi.Size()+1)
 	for {
-		n, err := f.Read(data[len(data):cap(data)])
+		n, err := rd.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
 		if err == io.EOF {
 			return clean, data, nil

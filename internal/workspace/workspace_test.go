@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"errors"
+	"github.com/rowkit/rowkit/internal/errs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -10,7 +11,7 @@ import (
 )
 
 func code(err error) string {
-	var e *Error
+	var e *errs.Error
 	if errors.As(err, &e) {
 		return e.Code
 	}

@@ -1,4 +1,4 @@
-package review
+package proc
 
 import (
 	"fmt"
@@ -6,12 +6,12 @@ import (
 	"unicode/utf8"
 )
 
-// capture keeps what an agent needs of a command's stream in bounded
+// Capture keeps what an agent needs of a command's stream in bounded
 // memory: ANSI escapes removed, carriage-return overwrites resolved (a
 // progress bar leaves its last state), then the first and the last max/2
 // bytes of the result, with the middle elided. Failures are usually at the
 // end, so the tail matters as much as the head.
-type capture struct {
+type Capture struct {
 	half    int
 	head    []byte
 	tail    []byte // the last bytes seen after head filled; trimmed lazily
@@ -36,14 +36,15 @@ const (
 // committed as it is.
 const maxLine = 64 << 10
 
-func newCapture(max int) *capture {
+// NewCapture returns a Capture keeping at most about max bytes.
+func NewCapture(max int) *Capture {
 	if max < 2 {
 		max = 2
 	}
-	return &capture{half: max / 2}
+	return &Capture{half: max / 2}
 }
 
-func (c *capture) Write(p []byte) (int, error) {
+func (c *Capture) Write(p []byte) (int, error) {
 	c.total += int64(len(p))
 	for _, b := range p {
 		if b >= 0x80 && c.state != stNormal && c.state != stOSC && c.state != stOSCEsc {
@@ -113,7 +114,7 @@ func (c *capture) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (c *capture) commit() {
+func (c *Capture) commit() {
 	p := c.line
 	c.line = c.line[:0]
 	c.cleaned += int64(len(p))
@@ -127,10 +128,10 @@ func (c *capture) commit() {
 	}
 }
 
-// result returns the kept text and the cleaned bytes left out of it. The
+// Result returns the kept text and the cleaned bytes left out of it. The
 // cut never splits a UTF-8 sequence: a partial one at the end of the head
 // or the start of the tail is dropped and counted.
-func (c *capture) result() (string, int64) {
+func (c *Capture) Result() (string, int64) {
 	c.commit()
 	tail := c.tail
 	if len(tail) > c.half {
@@ -158,3 +159,6 @@ func (c *capture) result() (string, int64) {
 	text := string(head) + fmt.Sprintf("\n[... %d bytes elided ...]\n", dropped) + string(tail)
 	return strings.ToValidUTF8(text, "\uFFFD"), dropped
 }
+
+// Total returns the raw bytes written to the stream.
+func (c *Capture) Total() int64 { return c.total }

@@ -1,4 +1,4 @@
-package inspect
+package cmd
 
 import (
 	"context"
@@ -7,12 +7,13 @@ import (
 
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/inspect"
 	"github.com/rowkit/rowkit/internal/jsonstr"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
 
-// Command is inspect_file as a rowkit command.
-var Command = &cli.Command{
+// Inspect is inspect_file as a rowkit command.
+var Inspect = &cli.Command{
 	Name:    "inspect",
 	Aliases: []string{"inspect_file"},
 	Usage:   "inspect_file PATH",
@@ -51,74 +52,73 @@ path starting with a dash). Absolute paths, paths climbing out with "..",
 On failure stdout is one document {"ok":false,"path":PATH or null,
 "error":{"code","message"}} and stderr is empty. Codes: usage, not_found,
 not_regular, not_utf8, outside_workspace, read, parse, output_limit.
-
-exit codes:
-  0  success (also a partial parse or a truncated outline)
-  1  any failure, usage errors included (not 2 as for other commands: the
-     failure document's code tells usage apart)
 `,
-	Run:  run,
-	Fail: fail,
+	Exits: []cli.Exit{
+		{Status: 0, When: "success, also a partial parse (parse_complete false) or a truncated outline"},
+		{Status: 1, When: "any failure, usage errors included (the failure document's code tells them apart: usage, not_found, not_regular, not_utf8, outside_workspace, read, parse, output_limit)"},
+	},
+	Run:  runInspect,
+	Fail: failInspect,
 }
 
-// pathFailure carries the path a failure document reports: the path as
+// inspectFailure carries the path a failure document reports: the path as
 // given, nil unless there was exactly one.
-type pathFailure struct {
+type inspectFailure struct {
 	path *string
 	err  error
 }
 
-func (f *pathFailure) Error() string { return f.err.Error() }
-func (f *pathFailure) Unwrap() error { return f.err }
+func (f *inspectFailure) Error() string { return f.err.Error() }
+func (f *inspectFailure) Unwrap() error { return f.err }
 
-// usage is a usage failure; inspect_file exits 1 on it like on every
-// other failure.
-func usage(path *string, msg string) error {
-	return &pathFailure{path, errs.New(errs.Usage, msg).WithExit(errs.ExitFailure)}
+// inspectUsage is a usage failure; inspect_file exits 1 on it like on
+// every other failure.
+func inspectUsage(path *string, msg string) error {
+	return &inspectFailure{path, errs.New(errs.Usage, msg).WithExit(errs.ExitFailure)}
 }
 
-func run(ctx context.Context, env *cli.Env, args []string) error {
+func runInspect(ctx context.Context, env *cli.Env, args []string) error {
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
 	} else {
 		for _, a := range args {
 			if len(a) > 1 && a[0] == '-' {
-				return usage(nil, "inspect_file takes no options (got "+quote(a)+"); usage: inspect_file PATH")
+				return inspectUsage(nil, "inspect_file takes no options (got "+jsonQuote(a)+"); usage: inspect_file PATH")
 			}
 		}
 	}
 	switch {
 	case len(args) == 0:
-		return usage(nil, "missing PATH; usage: inspect_file PATH")
+		return inspectUsage(nil, "missing PATH; usage: inspect_file PATH")
 	case len(args) > 1:
-		return usage(nil, "inspect_file takes exactly one PATH, got "+strconv.Itoa(len(args))+"; quote a path with spaces")
+		return inspectUsage(nil, "inspect_file takes exactly one PATH, got "+strconv.Itoa(len(args))+"; quote a path with spaces")
 	case args[0] == "":
-		return usage(&args[0], "PATH is empty; usage: inspect_file PATH")
+		return inspectUsage(&args[0], "PATH is empty; usage: inspect_file PATH")
 	}
 	path := &args[0]
 	root, err := workspace.Cwd()
 	if err != nil {
-		return &pathFailure{path, fromWorkspace(err)}
+		return &inspectFailure{path, err}
 	}
-	res, err := Inspect(ctx, root, *path)
+	res, err := inspect.Inspect(ctx, root, *path)
 	if err != nil {
-		return &pathFailure{path, err}
+		return &inspectFailure{path, err}
 	}
 	if _, err := env.Stdout.Write(res.AppendJSON(make([]byte, 0, 4096))); err != nil {
-		return &pathFailure{path, errs.New(errs.Read, "writing the result: "+err.Error())}
+		return &inspectFailure{path, errs.New(errs.Read, "writing the result: "+err.Error())}
 	}
 	return nil
 }
 
-// fail writes the failure document. Every failure exits 1.
-func fail(env *cli.Env, err error) int {
+// failInspect writes the failure document. Every failure exits 1.
+func failInspect(env *cli.Env, err error) int {
 	var path *string
-	var pf *pathFailure
+	var pf *inspectFailure
 	if errors.As(err, &pf) {
 		path = pf.path
 	}
-	env.Stdout.Write(AppendFailure(nil, path, err))
+	env.Stdout.Write(inspect.AppendFailure(nil, path, err))
 	return errs.ExitFailure
 }
 
-func quote(s string) string { return string(jsonstr.Append(nil, s)) }
+func jsonQuote(s string) string { return string(jsonstr.Append(nil, s)) }

@@ -1,4 +1,4 @@
-package review
+package proc
 
 import (
 	"strings"
@@ -30,14 +30,14 @@ var captureCases = []struct {
 
 func TestCapture(t *testing.T) {
 	for _, c := range captureCases {
-		cp := newCapture(c.max)
+		cp := NewCapture(c.max)
 		// Byte by byte, so every escape and sequence spans writes.
 		for i := 0; i < len(c.in); i++ {
 			cp.Write([]byte{c.in[i]})
 		}
-		got, dropped := cp.result()
-		if got != c.want || dropped != c.dropped || cp.total != int64(len(c.in)) {
-			t.Errorf("%s: got %q (dropped %d, total %d), want %q (dropped %d)", c.name, got, dropped, cp.total, c.want, c.dropped)
+		got, dropped := cp.Result()
+		if got != c.want || dropped != c.dropped || cp.Total() != int64(len(c.in)) {
+			t.Errorf("%s: got %q (dropped %d, total %d), want %q (dropped %d)", c.name, got, dropped, cp.Total(), c.want, c.dropped)
 		}
 	}
 }
@@ -50,9 +50,9 @@ func FuzzCapture(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string, max uint16) {
 		m := int(max%512) + 2
-		cp := newCapture(m)
+		cp := NewCapture(m)
 		cp.Write([]byte(in))
-		got, dropped := cp.result()
+		got, dropped := cp.Result()
 		if !utf8.ValidString(got) {
 			t.Fatalf("invalid UTF-8 %q", got)
 		}

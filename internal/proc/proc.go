@@ -1,0 +1,341 @@
+// Package proc owns running other programs: the one subprocess runner behind
+// ripgrep, git and validation commands.
+//
+// Every process gets argv (never a shell), an explicit working directory,
+// an allowlisted environment, standard input at /dev/null unless given, and
+// its own process group. Stopping it (context cancelled, timeout, or Stop)
+// sends SIGTERM to the whole group, then SIGKILL after a grace period; when
+// the leader exits, whatever is left of its group is killed too, so no
+// grandchild outlives the call. Output goes to bounded writers (Capture,
+// Limit) or to a pipe the caller reads.
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultGrace is how long a stopped group has between SIGTERM and SIGKILL.
+const DefaultGrace = 2 * time.Second
+
+// Env returns the environment made of the variables in allow that are set
+// in this process, followed by extra ("KEY=VALUE" each). Nothing else of the
+// caller's environment passes.
+func Env(allow []string, extra ...string) []string {
+	env := make([]string, 0, len(allow)+len(extra))
+	for _, k := range allow {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return append(env, extra...)
+}
+
+// Spec describes one process.
+type Spec struct {
+	Path string   // the program; looked up on PATH when it has no slash
+	Args []string // arguments after the program name
+	Dir  string   // working directory; required
+	Env  []string // the whole environment (see Env)
+
+	Stdin io.Reader // nil: /dev/null
+	// Stdout and Stderr receive the streams. A nil Stdout gives the caller
+	// a pipe instead (Process.Stdout); a nil Stderr discards.
+	Stdout, Stderr io.Writer
+
+	Timeout time.Duration // 0: none
+	Grace   time.Duration // SIGTERM to SIGKILL; 0: DefaultGrace
+}
+
+// Result is how a process ended.
+type Result struct {
+	Exit     int    // exit status; -1 when it did not exit normally
+	Signal   string // the signal that ended it, e.g. "SIGKILL"; "" otherwise
+	TimedOut bool   // Timeout ran out and the group was stopped
+	Stopped  bool   // the context was cancelled or Stop was called
+	Duration time.Duration
+}
+
+// Process is a started process.
+type Process struct {
+	// Stdout is the read end of the standard output pipe when Spec.Stdout
+	// was nil. Read it to EOF (or Stop the process) before Wait.
+	Stdout io.ReadCloser
+
+	cmd     *exec.Cmd
+	grace   time.Duration
+	start   time.Time
+	pipes   []*os.File // read ends drained by copy goroutines
+	copying sync.WaitGroup
+
+	exited   chan struct{}
+	waitErr  error
+	stopOnce sync.Once
+	mu       sync.Mutex
+	stopped  bool
+	timedOut bool
+	done     chan struct{} // closed when Wait returns
+	cancelFn context.CancelFunc
+}
+
+// ErrNotFound reports a program that is not on PATH.
+var ErrNotFound = exec.ErrNotFound
+
+// Start starts the process. Cancelling ctx stops it as Stop does.
+func Start(ctx context.Context, s Spec) (*Process, error) {
+	if s.Dir == "" {
+		return nil, errors.New("proc: Spec.Dir is required")
+	}
+	path := s.Path
+	if !containsSlash(path) {
+		p, err := exec.LookPath(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Path, ErrNotFound)
+		}
+		path = p
+	}
+	cmd := &exec.Cmd{Path: path, Args: append([]string{s.Path}, s.Args...), Dir: s.Dir, Env: s.Env}
+	if cmd.Env == nil {
+		cmd.Env = []string{} // never the caller's environment by accident
+	}
+	cmd.Stdin = s.Stdin
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p := &Process{cmd: cmd, grace: s.Grace, exited: make(chan struct{}), done: make(chan struct{})}
+	if p.grace <= 0 {
+		p.grace = DefaultGrace
+	}
+	var parentEnds []*os.File
+	closeAll := func() {
+		for _, f := range parentEnds {
+			f.Close()
+		}
+		for _, f := range p.pipes {
+			f.Close()
+		}
+	}
+	// Pipes are made here rather than by exec, so that the group can be
+	// killed as soon as the leader exits, before waiting for the pipes.
+	attach := func(w io.Writer, set func(*os.File)) error {
+		if f, ok := w.(*os.File); ok {
+			set(f)
+			return nil
+		}
+		r, wr, err := os.Pipe()
+		if err != nil {
+			return err
+		}
+		set(wr)
+		parentEnds = append(parentEnds, wr)
+		if w == nil {
+			p.Stdout = r
+			return nil
+		}
+		p.pipes = append(p.pipes, r)
+		p.copying.Add(1)
+		go func() {
+			defer p.copying.Done()
+			io.Copy(w, r)
+			io.Copy(io.Discard, r) // a writer that refused more: keep draining
+		}()
+		return nil
+	}
+	if err := attach(s.Stdout, func(f *os.File) { cmd.Stdout = f }); err != nil {
+		closeAll()
+		return nil, err
+	}
+	stderr := s.Stderr
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	if err := attach(stderr, func(f *os.File) { cmd.Stderr = f }); err != nil {
+		closeAll()
+		return nil, err
+	}
+	p.start = time.Now()
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		if p.Stdout != nil {
+			p.Stdout.Close()
+		}
+		return nil, err
+	}
+	for _, f := range parentEnds {
+		f.Close()
+	}
+	go func() {
+		p.waitErr = cmd.Wait()
+		// The leader is gone; nothing else of its group may stay behind.
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		close(p.exited)
+	}()
+	ctx, p.cancelFn = context.WithCancel(ctx)
+	if s.Timeout > 0 {
+		go func() {
+			t := time.NewTimer(s.Timeout)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				p.mu.Lock()
+				p.timedOut = true
+				p.mu.Unlock()
+				p.Stop()
+			case <-p.exited:
+			case <-p.done:
+			}
+		}()
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			p.mu.Lock()
+			timedOut := p.timedOut
+			p.mu.Unlock()
+			if !timedOut {
+				p.mu.Lock()
+				p.stopped = true
+				p.mu.Unlock()
+			}
+			p.Stop()
+		case <-p.exited:
+		}
+	}()
+	return p, nil
+}
+
+func containsSlash(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' {
+			return true
+		}
+	}
+	return false
+}
+
+// Pid returns the process id, which is also its group id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Stop ends the process group: SIGTERM now, SIGKILL after the grace period
+// unless the leader has exited by then. It does not wait; call Wait.
+func (p *Process) Stop() {
+	p.stopOnce.Do(func() {
+		p.mu.Lock()
+		if !p.timedOut {
+			p.stopped = true
+		}
+		p.mu.Unlock()
+		pgid := p.cmd.Process.Pid
+		syscall.Kill(-pgid, syscall.SIGTERM)
+		go func() {
+			select {
+			case <-p.exited:
+			case <-time.After(p.grace):
+				syscall.Kill(-pgid, syscall.SIGKILL)
+			}
+		}()
+	})
+}
+
+// Wait waits for the process and for its output to be copied, and returns
+// how it ended. A copy still blocked a grace period after the leader exited
+// (a process that left the group holds the pipe) is abandoned: its pipe is
+// closed.
+func (p *Process) Wait() Result {
+	<-p.exited
+	copied := make(chan struct{})
+	go func() { p.copying.Wait(); close(copied) }()
+	select {
+	case <-copied:
+	case <-time.After(p.grace):
+		for _, f := range p.pipes {
+			f.Close()
+		}
+		<-copied
+	}
+	for _, f := range p.pipes {
+		f.Close()
+	}
+	if p.Stdout != nil {
+		p.Stdout.Close()
+	}
+	p.cancelFn()
+	close(p.done)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := Result{Exit: -1, TimedOut: p.timedOut, Stopped: p.stopped && !p.timedOut, Duration: time.Since(p.start)}
+	if ps := p.cmd.ProcessState; ps != nil {
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
+			switch {
+			case ws.Exited():
+				r.Exit = ws.ExitStatus()
+			case ws.Signaled():
+				r.Signal = SignalName(ws.Signal())
+			}
+		}
+	}
+	return r
+}
+
+// Run starts the process and waits for it.
+func Run(ctx context.Context, s Spec) (Result, error) {
+	if s.Stdout == nil {
+		s.Stdout = io.Discard
+	}
+	p, err := Start(ctx, s)
+	if err != nil {
+		return Result{Exit: -1}, err
+	}
+	return p.Wait(), nil
+}
+
+// SignalName names the common signals the way a person reads them.
+func SignalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGSEGV:
+		return "SIGSEGV"
+	case syscall.SIGABRT:
+		return "SIGABRT"
+	case syscall.SIGPIPE:
+		return "SIGPIPE"
+	}
+	return fmt.Sprintf("signal %d", int(s))
+}
+
+// Limit keeps everything written to it up to Max bytes. Past that it
+// refuses the write, so that a reader copying into it stops, and records
+// that the limit was passed: for output that must be whole or not at all
+// (git's -z listings), where a head and tail would be wrong.
+type Limit struct {
+	Max  int
+	buf  []byte
+	over bool
+}
+
+func (l *Limit) Write(p []byte) (int, error) {
+	if len(l.buf)+len(p) > l.Max {
+		l.over = true
+		return 0, errors.New("proc: output limit reached")
+	}
+	l.buf = append(l.buf, p...)
+	return len(p), nil
+}
+
+// Bytes returns what was kept.
+func (l *Limit) Bytes() []byte { return l.buf }
+
+// Over reports whether more than Max bytes were offered.
+func (l *Limit) Over() bool { return l.over }

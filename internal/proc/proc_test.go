@@ -1,0 +1,147 @@
+package proc
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// alive reports whether pid runs: a zombie waiting for a reaper that is not
+// its parent (the container's init may never reap) does not count.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
+}
+
+// groupAlive reports whether any running process is in group pgid.
+func groupAlive(pgid int) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !alive(pid) {
+			continue
+		}
+		if g, err := syscall.Getpgid(pid); err == nil && g == pgid {
+			return true
+		}
+	}
+	return false
+}
+
+func TestRunExitAndEnv(t *testing.T) {
+	t.Setenv("PROC_KEEP", "kept")
+	t.Setenv("PROC_SECRET", "leaked")
+	out := NewCapture(1 << 10)
+	res, err := Run(context.Background(), Spec{
+		Path: "sh", Args: []string{"-c", `echo "$PROC_KEEP:$PROC_SECRET:$EXTRA"; pwd; exit 3`},
+		Dir: "/tmp", Env: Env([]string{"PATH", "PROC_KEEP"}, "EXTRA=x"), Stdout: out,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := out.Result()
+	if res.Exit != 3 || got != "kept::x\n/tmp\n" {
+		t.Errorf("exit %d, output %q", res.Exit, got)
+	}
+}
+
+func TestStdinIsNull(t *testing.T) {
+	out := NewCapture(100)
+	res, err := Run(context.Background(), Spec{Path: "cat", Dir: "/", Env: Env([]string{"PATH"}), Stdout: out})
+	if err != nil || res.Exit != 0 {
+		t.Fatalf("cat: %v %+v", err, res)
+	}
+	if got, _ := out.Result(); got != "" {
+		t.Errorf("cat read %q from stdin", got)
+	}
+}
+
+func TestNotFound(t *testing.T) {
+	_, err := Run(context.Background(), Spec{Path: "rowkit-no-such-program", Dir: "/", Env: Env([]string{"PATH"})})
+	if !errors.Is(err, ErrNotFound) {
+		t.Errorf("err = %v, want ErrNotFound", err)
+	}
+}
+
+// A timeout stops the whole group, including a grandchild that ignores
+// SIGTERM and holds the output pipe open.
+func TestTimeoutKillsGroup(t *testing.T) {
+	pidFile := t.TempDir() + "/pid"
+	start := time.Now()
+	res, err := Run(context.Background(), Spec{
+		Path: "sh", Args: []string{"-c", `sh -c 'trap "" TERM; echo $$ > ` + pidFile + `; while :; do sleep 0.05; done' & wait`},
+		Dir: "/", Env: Env([]string{"PATH"}), Stdout: NewCapture(100),
+		Timeout: 200 * time.Millisecond, Grace: 300 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut || res.Stopped || res.Exit != -1 {
+		t.Errorf("result %+v, want timed out", res)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("took %v", d)
+	}
+	b, _ := os.ReadFile(pidFile)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if pid == 0 {
+		t.Fatal("the grandchild never started")
+	}
+	time.Sleep(50 * time.Millisecond)
+	if alive(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("grandchild %d outlived the call", pid)
+	}
+}
+
+// Cancelling the context stops a process that streams to a pipe, and a
+// leftover of the group is killed when the leader exits.
+func TestCancelStreaming(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	p, err := Start(ctx, Spec{Path: "sh", Args: []string{"-c", `(sleep 30) & while :; do echo line; done`}, Dir: "/", Env: Env([]string{"PATH"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(p.Stdout)
+	for i := 0; i < 100; i++ {
+		if l, err := r.ReadString('\n'); err != nil || l != "line\n" {
+			t.Fatalf("read %q %v", l, err)
+		}
+	}
+	cancel()
+	res := p.Wait()
+	if !res.Stopped || res.TimedOut || res.Signal == "" {
+		t.Errorf("result %+v, want stopped by a signal", res)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if groupAlive(p.Pid()) {
+		t.Errorf("process group %d still has members", p.Pid())
+	}
+}
+
+func TestLimit(t *testing.T) {
+	l := &Limit{Max: 10}
+	res, err := Run(context.Background(), Spec{Path: "sh", Args: []string{"-c", "printf 0123456789abc"}, Dir: "/", Env: Env([]string{"PATH"}), Stdout: l})
+	if err != nil || res.Exit != 0 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if !l.Over() || len(l.Bytes()) > 10 {
+		t.Errorf("over=%v kept %q", l.Over(), l.Bytes())
+	}
+	l = &Limit{Max: 10}
+	Run(context.Background(), Spec{Path: "sh", Args: []string{"-c", "printf '0\\0001'"}, Dir: "/", Env: Env([]string{"PATH"}), Stdout: l})
+	if l.Over() || string(l.Bytes()) != "0\x001" {
+		t.Errorf("exact bytes: over=%v kept %q", l.Over(), l.Bytes())
+	}
+}

@@ -1,0 +1,125 @@
+package rows
+
+import (
+	"io"
+
+	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/jsonstr"
+)
+
+// Row is one verified row as an engine produces it.
+type Row struct {
+	// Path names the row's file in results that span files (hgrep); it is
+	// empty for a single-file result.
+	Path string
+	Line int    // one-based line number
+	Text []byte // the line without its terminator; valid only during Put
+}
+
+// Sink receives the rows of a result in order: an engine finds rows, a
+// sink decides how they are shown and how many fit (ripgrep's split of
+// searcher and printer). Put reports whether the row was taken; false means
+// the sink is full and the engine should stop, its result incomplete. Omit
+// records a row the engine could not offer at all (its text was too long
+// to keep).
+type Sink interface {
+	Put(r Row) (bool, error)
+	Omit()
+}
+
+// AppendPrinted appends r as it prints: LINE:HASH TEXT and LF, preceded by
+// "PATH": (PATH as a JSON string) when r has a path.
+func AppendPrinted(dst []byte, r Row) []byte {
+	if r.Path != "" {
+		dst = append(jsonstr.Append(dst, r.Path), ':')
+	}
+	return AppendRow(dst, r.Line, r.Text)
+}
+
+// Incomplete is the error an engine returns when sink refused a row: the
+// result holds what fit. A sink with a budget (Printer, Collector) names
+// its limit, as the shell commands print it.
+func Incomplete(sink Sink) *errs.Error {
+	if b, ok := sink.(interface{ Budget() Budget }); ok {
+		return errs.IncompleteTokens(b.Budget().Limit)
+	}
+	return errs.New(errs.Incomplete, "the result was cut short")
+}
+
+// Printer is the text sink of the shell commands: printed rows under token
+// admission.
+type Printer struct {
+	adm *Admitter
+	buf []byte
+}
+
+// Budget returns the printer's admission rule.
+func (p *Printer) Budget() Budget { return p.adm.budget }
+
+// NewPrinter returns a Printer writing to w under budget b.
+func NewPrinter(w io.Writer, b Budget) *Printer {
+	return &Printer{adm: NewAdmitter(w, b)}
+}
+
+// Put admits r's printed form if it fits.
+func (p *Printer) Put(r Row) (bool, error) {
+	p.buf = AppendPrinted(p.buf[:0], r)
+	return p.adm.Admit(p.buf)
+}
+
+// Omit records a row left out.
+func (p *Printer) Omit() { p.adm.Omit() }
+
+// Flush writes what admission still holds.
+func (p *Printer) Flush() error { return p.adm.Flush() }
+
+// Report says what was admitted.
+func (p *Printer) Report() Report { return p.adm.Report() }
+
+// Open reports whether another row could still be admitted.
+func (p *Printer) Open() bool { return p.adm.Open() }
+
+// Record is a verified row as structured results carry it.
+type Record struct {
+	Path string `json:"path,omitempty" jsonschema:"the file, in results that span files"`
+	Line int    `json:"line" jsonschema:"one-based line number"`
+	Hash string `json:"hash" jsonschema:"first two bytes of SHA-256 of text, four lowercase hex digits"`
+	Text string `json:"text" jsonschema:"the line exactly, without its terminator"`
+}
+
+// Collector is the structured sink of programs (the MCP server, --json): it
+// keeps Records, admitting exactly the rows the Printer would admit for the
+// same budget, so a structured result and its printed form agree on what
+// they left out.
+type Collector struct {
+	Records []Record
+	adm     *Admitter
+	buf     []byte
+}
+
+// NewCollector returns a Collector under budget b.
+func NewCollector(b Budget) *Collector {
+	return &Collector{adm: NewAdmitter(io.Discard, b)}
+}
+
+// Budget returns the collector's admission rule.
+func (c *Collector) Budget() Budget { return c.adm.budget }
+
+// Put keeps r if its printed form fits.
+func (c *Collector) Put(r Row) (bool, error) {
+	c.buf = AppendPrinted(c.buf[:0], r)
+	ok, err := c.adm.Admit(c.buf)
+	if ok {
+		c.Records = append(c.Records, Record{Path: r.Path, Line: r.Line, Hash: Hash(r.Text), Text: string(r.Text)})
+	}
+	return ok, err
+}
+
+// Omit records a row left out.
+func (c *Collector) Omit() { c.adm.Omit() }
+
+// Report says what was admitted.
+func (c *Collector) Report() Report { return c.adm.Report() }
+
+// Open reports whether another row could still be admitted.
+func (c *Collector) Open() bool { return c.adm.Open() }
