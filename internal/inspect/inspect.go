@@ -1,28 +1,49 @@
-// Package inspect owns the structural outline of a workspace file: which
-// formats it understands, how each one is projected onto a flat,
+// Package inspect owns the structural outline of a workspace file: how
+// each format of the registry (package lang) is projected onto a flat,
 // source-ordered list of navigation entries, and the bounded JSON document
 // that reports it (REQ-INSPECT-001).
 //
 // Every entry's span is given as verified rows (LINE:HASH of its first and
-// last line), computed from byte offsets against the file's logical lines,
-// never from a parser's own line numbers. No entry carries source text
-// beyond a name: no bodies, values, comments or fields.
+// last line), computed from byte offsets against the file's logical lines
+// (rows.Index), never from a parser's own line numbers. No entry carries
+// source text beyond a name: no bodies, values, comments or fields.
 //
-// Formats are chosen by exact, case-sensitive extension:
+// Formats are chosen by exact, case-sensitive extension (lang.Lookup):
 //
-//	.go                                  code, go        (go/parser)
-//	.py .pyi                             code, python    (tree-sitter)
-//	.ts .mts .cts .d.ts .d.mts .d.cts    code, typescript (tree-sitter)
-//	.tsx                                 code, tsx       (tree-sitter)
-//	.js .jsx .mjs .cjs                   code, javascript (tree-sitter, JSX)
-//	.md                                  markdown        (goldmark, yaml)
-//	.json                                json            (own scanner)
+//	.go                                  code, language go          (go/parser)
+//	.py .pyi                             code, language python      (tree-sitter)
+//	.ts .mts .cts .d.ts .d.mts .d.cts    code, language typescript  (tree-sitter)
+//	.tsx                                 code, language typescript  (tree-sitter, TSX)
+//	.js .jsx .mjs .cjs                   code, language javascript  (tree-sitter, JSX)
+//	.md                                  markdown, language null    (goldmark, yaml)
+//	.json                                json, language null        (own scanner)
 //
 // Any other file is kind "none": it is confined and checked to be regular
 // by stat alone, and never opened or read.
 //
+// A lone CR ends a line in every format, for the parser as for the rows.
+// JavaScript with a syntax error is parsed again with the TSX grammar,
+// whose JSX accepts attributes spelled like reserved words (class=, for=);
+// the tree with fewer bytes in error is outlined (see package lang).
+//
+// Partial parses never lose an entry silently: parse_complete is false
+// whenever the parser needed error recovery, and the outline is what it
+// recovered. The pinned TypeScript grammar reports four valid constructs
+// as errors (variance annotations such as interface I<out T>, an anonymous
+// default-exported overload signature, type arguments after a member of
+// import() in a type, keyof readonly T[]); for these the file is marked
+// incomplete but every named declaration around them is still outlined
+// (the anonymous overload names nothing and is left out like any anonymous
+// default export). Tests keep both facts.
+//
+// Inspect is the engine: a context (cancellation stops a tree-sitter parse
+// in progress) and a workspace root in, a *Result or an *errs.Error out.
+// Result marshals with encoding/json to the same JSON value as the bytes
+// inspect_file prints (AppendJSON, which keeps field order and does not
+// escape HTML).
+//
 // The projection rules of each language are documented in its file
-// (golang.go, python.go, script.go, markdown.go, jsondoc.go).
+// (golang.go, python.go, ecmascript.go, markdown.go, jsondoc.go).
 package inspect
 
 import (

@@ -35,6 +35,14 @@ var jsonCases = []outlineCase{{
 	},
 	complete: true,
 }, {
+	// encoding/json escapes <, > and & where the command does not: the
+	// decoded values are still equal (checkData).
+	name:     "HTML characters in keys",
+	file:     "x.json",
+	src:      "{\"<a&b>\": {\"\u2028\": 1}}",
+	want:     []string{`json "" object 1-1`, `json "/<a&b>" object 1-1`, "json \"/<a&b>/\\u2028\" number 1-1"},
+	complete: true,
+}, {
 	name:     "scalar root",
 	file:     "x.json",
 	src:      `"just a string"`,

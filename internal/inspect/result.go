@@ -34,14 +34,14 @@ const (
 // verified rows (LINE:HASH) of the first and last line of the inclusive
 // span; Span holds the same rows typed.
 type Entry struct {
-	Kind      string    `json:"kind"`
-	Name      *string   `json:"name,omitempty"`
-	Receiver  *string   `json:"receiver,omitempty"`
-	Level     int       `json:"level,omitempty"`
-	Pointer   *string   `json:"pointer,omitempty"`
-	ValueType string    `json:"value_type,omitempty"`
-	Line      string    `json:"line"`
-	LineEnd   string    `json:"line_end"`
+	Kind      string    `json:"kind" jsonschema:"import, constant, variable, type, class, function, method, heading, frontmatter or json"`
+	Name      *string   `json:"name,omitempty" jsonschema:"the declared name, heading text or frontmatter key (every kind but json)"`
+	Receiver  *string   `json:"receiver,omitempty" jsonschema:"the receiver type or class of a method"`
+	Level     int       `json:"level,omitempty" jsonschema:"a heading's level, 1 to 6"`
+	Pointer   *string   `json:"pointer,omitempty" jsonschema:"the RFC 6901 pointer of a JSON value (root: empty)"`
+	ValueType string    `json:"value_type,omitempty" jsonschema:"object, array, string, number, boolean or null"`
+	Line      string    `json:"line" jsonschema:"LINE:HASH of the first row of the span"`
+	LineEnd   string    `json:"line_end" jsonschema:"LINE:HASH of the last row of the span (inclusive)"`
 	Span      rows.Span `json:"-"`
 
 	start, end int // byte span in the source, end exclusive
@@ -59,35 +59,35 @@ func newEntry(kind, name, recv string, start, end int) Entry {
 
 // Data is what a successful inspection found.
 type Data struct {
-	Path string `json:"path"`
+	Path string `json:"path" jsonschema:"the path as normalised, relative to the workspace"`
 	// Kind is code, markdown, json or none.
-	Kind string `json:"kind"`
+	Kind string `json:"kind" jsonschema:"code, markdown, json or none"`
 	// Language is go, python, typescript (.tsx included) or javascript
 	// for code, nil otherwise.
-	Language  *string `json:"language"`
-	SizeBytes int64   `json:"size_bytes"`
+	Language  *string `json:"language" jsonschema:"go, python, typescript or javascript for code; null otherwise"`
+	SizeBytes int64   `json:"size_bytes" jsonschema:"the file's size in bytes"`
 	// LineCount is the number of verified rows, nil for kind none (never
 	// read).
-	LineCount     *int    `json:"line_count"`
-	ParseComplete bool    `json:"parse_complete"`
-	Outline       []Entry `json:"outline"` // never nil in a Result
+	LineCount     *int    `json:"line_count" jsonschema:"the number of rows; null for kind none"`
+	ParseComplete bool    `json:"parse_complete" jsonschema:"false when the parser recovered from syntax errors"`
+	Outline       []Entry `json:"outline" jsonschema:"the entries, flat and in source order"` // never nil in a Result
 }
 
 // Truncation says what the output bound left out: every entry after the
 // first AfterEntries.
 type Truncation struct {
-	Reason       string `json:"reason"`
-	AfterEntries int    `json:"after_entries"`
+	Reason       string `json:"reason" jsonschema:"output_bytes"`
+	AfterEntries int    `json:"after_entries" jsonschema:"how many entries were kept"`
 }
 
 // Result is the success document of inspect_file. Its encoding/json form
 // and AppendJSON (the exact stdout of the command: field order kept, no
 // HTML escaping) decode to the same JSON value.
 type Result struct {
-	OK         bool        `json:"ok"` // always true
+	OK         bool        `json:"ok" jsonschema:"always true"` // always true
 	Data       Data        `json:"data"`
-	Truncated  bool        `json:"truncated"`
-	Truncation *Truncation `json:"truncation"` // nil when the outline is whole
+	Truncated  bool        `json:"truncated" jsonschema:"whether the output bound cut the outline"`
+	Truncation *Truncation `json:"truncation" jsonschema:"what was cut; null when nothing was"` // nil when the outline is whole
 }
 
 // NewResult wraps d in a result whose encoding fits MaxOutputBytes, keeping

@@ -2,13 +2,17 @@ package lang
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"go/parser"
 	"go/scanner"
 	"go/token"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
+
+	"github.com/rowkit/rowkit/internal/errs"
 )
 
 func TestLookup(t *testing.T) {
@@ -194,4 +198,33 @@ func countLines(src []byte) int {
 		src = src[i+1:]
 	}
 	return n
+}
+
+// A done context stops a tree-sitter parse in progress: ParseTree returns
+// no tree, which it only does when the parser stopped early.
+func TestParseTreeCancel(t *testing.T) {
+	var b strings.Builder
+	for b.Len() < 2<<20 {
+		b.WriteString("function f(a, b) {\n  if (a) { return [1, 2].map(x => x * b); }\n  return { k: [a, b] };\n}\n")
+	}
+	src := []byte(b.String())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	tree, err := ParseTree(ctx, JavaScript, src)
+	took := time.Since(start)
+	if tree != nil {
+		tree.Close()
+		t.Fatalf("the parse ran to the end (%v) despite a 1ms deadline", took)
+	}
+	if e, ok := errs.As(err); !ok || e.Code != errs.Cancelled {
+		t.Fatalf("err = %v, want code cancelled", err)
+	}
+	// Uncancelled, the same source parses completely.
+	tree, err = ParseTree(context.Background(), JavaScript, src)
+	if err != nil || !tree.Complete() {
+		t.Fatalf("uncancelled parse: %v", err)
+	}
+	tree.Close()
+	t.Logf("stopped after %v", took)
 }

@@ -146,6 +146,9 @@ func ParseTree(ctx context.Context, f *Format, src []byte) (*Tree, error) {
 	return t, nil
 }
 
+// readChunk is the most the parser reads at once.
+const readChunk = 64 << 10
+
 func parseWith(ctx context.Context, g *sitter.Language, src []byte) (*Tree, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, cancelled(err)
@@ -168,10 +171,12 @@ func parseWith(ctx context.Context, g *sitter.Language, src []byte) (*Tree, erro
 			}
 		}}
 	}
+	// The binding copies every chunk it is given; chunks of a bounded size
+	// keep a large file from being copied once per read.
 	n := len(src)
 	tree := p.ParseWithOptions(func(i int, _ sitter.Point) []byte {
 		if i < n {
-			return src[i:]
+			return src[i:min(i+readChunk, n)]
 		}
 		return nil
 	}, nil, opts)
