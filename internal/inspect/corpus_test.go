@@ -78,7 +78,7 @@ func run(t *testing.T, prog string, args ...string) string {
 // result, which an MCP server sends as structured content, decode to the
 // same JSON value on real files; and every span is real rows of the file.
 func TestRealFilesJSONParity(t *testing.T) {
-	per := 400
+	per := 250
 	if testing.Short() {
 		per = 60
 	}
