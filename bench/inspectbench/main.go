@@ -34,6 +34,9 @@ func main() {
 	sample := flag.Int("sample", 400, "files in the one-process-per-file sample")
 	typical := flag.String("typical", "", "comma-separated files of about 500 lines for the single-call latency")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of one engine run to this file")
+	perLang := flag.Int("perlang", 0, "files per language for issue 10's per-language target (0: skip)")
+	tsparse := flag.String("tsparse", "", "tree-sitter C parser (bench/tsparse/parse.c), for -perlang")
+	wholeCorpus := flag.Bool("whole", true, "also time the whole corpus in one process (the earlier target)")
 	flag.Parse()
 	files, err := readList(*list)
 	if err != nil {
@@ -57,6 +60,14 @@ func main() {
 		pprof.StopCPUProfile()
 		f.Close()
 		byExt(files)
+		return
+	}
+
+	if *perLang > 0 {
+		perLanguage(files, *perLang, *runs, *inspectFile, *ctags, *tsparse)
+		fmt.Println()
+	}
+	if !*wholeCorpus {
 		return
 	}
 
