@@ -7,6 +7,7 @@ import (
 	"go/parser"
 	"go/scanner"
 	"go/token"
+	"sync"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
 	tsjavascript "github.com/tree-sitter/tree-sitter-javascript/bindings/go"
@@ -146,6 +147,38 @@ func ParseTree(ctx context.Context, f *Format, src []byte) (*Tree, error) {
 	return t, nil
 }
 
+// idle keeps a few idle parsers per grammar (a channel, not a sync.Pool,
+// which would drop parsers without freeing their C memory): creating one
+// and loading its grammar costs as much as parsing a small file.
+var idle sync.Map // *sitter.Language -> chan *sitter.Parser
+
+func getParser(g *sitter.Language) *sitter.Parser {
+	ch, _ := idle.LoadOrStore(g, make(chan *sitter.Parser, 4))
+	select {
+	case p := <-ch.(chan *sitter.Parser):
+		return p
+	default:
+	}
+	p := sitter.NewParser()
+	if err := p.SetLanguage(g); err != nil {
+		p.Close()
+		return nil
+	}
+	return p
+}
+
+// putParser keeps p for reuse, or closes it when enough are kept. A parser
+// whose parse was cancelled is reset first, or it would resume that parse.
+func putParser(g *sitter.Language, p *sitter.Parser) {
+	p.Reset()
+	ch, _ := idle.Load(g)
+	select {
+	case ch.(chan *sitter.Parser) <- p:
+	default:
+		p.Close()
+	}
+}
+
 // readChunk is the most the parser reads at once.
 const readChunk = 64 << 10
 
@@ -153,11 +186,11 @@ func parseWith(ctx context.Context, g *sitter.Language, src []byte) (*Tree, erro
 	if err := ctx.Err(); err != nil {
 		return nil, cancelled(err)
 	}
-	p := sitter.NewParser()
-	defer p.Close()
-	if err := p.SetLanguage(g); err != nil {
-		return nil, errs.Errorf("internal", "tree-sitter refused a grammar: %v", err)
+	p := getParser(g)
+	if p == nil {
+		return nil, errs.New("internal", "tree-sitter refused a grammar")
 	}
+	defer putParser(g, p)
 	var opts *sitter.ParseOptions
 	if done := ctx.Done(); done != nil {
 		// Called every hundred or so parser operations; a closed channel
