@@ -443,6 +443,13 @@ func (p *parser) command(cmd *Command, verb, rest string, toks []token) (reason,
 		return reason, msg
 	}
 	cmd.Target = t
+	if t.Kind == TargetEOF && kind(verb) == kindType {
+		switch cmd.Value {
+		case "", "\n", "\r\n", "\r":
+		default:
+			return ReasonSyntax, `type EOF sets the file's final terminator: its value is "", "\n", "\r\n" or "\r"`
+		}
+	}
 	if !p.selected {
 		return ReasonActiveFile, verb + " needs a selected file; start with in PATH or new PATH"
 	}

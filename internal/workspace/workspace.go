@@ -50,6 +50,7 @@ const maxLinks = 40
 // Root is a canonical workspace root.
 type Root struct {
 	dir string // canonical absolute path, no trailing slash (except "/")
+	w   writer // the long-lived os.Root that writes go through (write.go)
 }
 
 // Open returns the workspace rooted at the canonical form of dir.
