@@ -66,7 +66,15 @@ func Open(dir string) (*Root, error) {
 	if err != nil || !fi.IsDir() {
 		return nil, errorf(CodeRead, "the workspace %s is not a directory", abs)
 	}
-	return &Root{dir: abs}, nil
+	r := &Root{dir: abs}
+	// A transaction a crash left pending is settled before anything reads
+	// the workspace (write.go).
+	if pendingJournal(abs) {
+		if _, err := r.Recover(); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
 }
 
 // Cwd returns the workspace rooted at the canonical current directory.
