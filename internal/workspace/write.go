@@ -140,7 +140,6 @@ func (r *Root) creatable(rel string) bool {
 	return true
 }
 
-
 // The transaction.
 //
 // Commit changes several files so that, even if the process dies at any
