@@ -17,6 +17,8 @@ import (
 // commands is every command the binary offers.
 var commands = []*cli.Command{
 	cmd.Hread,
+	cmd.Patch,
+	cmd.Recover,
 	grep.Command,
 	review.Command,
 	inspect.Command,

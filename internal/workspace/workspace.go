@@ -51,6 +51,8 @@ const maxLinks = 40
 type Root struct {
 	dir string // canonical absolute path, no trailing slash (except "/")
 	w   writer // the long-lived os.Root that writes go through (write.go)
+
+	recovered string // what Open did to settle a pending transaction
 }
 
 // Open returns the workspace rooted at the canonical form of dir.
@@ -70,9 +72,11 @@ func Open(dir string) (*Root, error) {
 	// A transaction a crash left pending is settled before anything reads
 	// the workspace (write.go).
 	if pendingJournal(abs) {
-		if _, err := r.Recover(); err != nil {
+		msg, err := r.Recover()
+		if err != nil {
 			return nil, err
 		}
+		r.recovered = msg
 	}
 	return r, nil
 }

@@ -215,6 +215,10 @@ type op struct {
 	Delete bool   `json:"delete,omitempty"`
 }
 
+// Recovered says what Open did to settle a transaction a crash left
+// pending ("" when there was none).
+func (r *Root) Recovered() string { return r.recovered }
+
 // pendingJournal reports whether the workspace at dir holds a journal or
 // the start of one: one Lstat or two, the cost of every Open.
 func pendingJournal(dir string) bool {
