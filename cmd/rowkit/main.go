@@ -9,7 +9,6 @@ import (
 
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/cmd"
-	"github.com/rowkit/rowkit/internal/grep"
 	"github.com/rowkit/rowkit/internal/inspect"
 	"github.com/rowkit/rowkit/internal/review"
 )
@@ -17,9 +16,10 @@ import (
 // commands is every command the binary offers.
 var commands = []*cli.Command{
 	cmd.Hread,
+	cmd.Read,
+	cmd.Grep,
 	cmd.Patch,
 	cmd.Recover,
-	grep.Command,
 	review.Command,
 	inspect.Command,
 }
