@@ -9,7 +9,6 @@ import (
 
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/cmd"
-	"github.com/rowkit/rowkit/internal/inspect"
 	"github.com/rowkit/rowkit/internal/review"
 )
 
@@ -21,7 +20,7 @@ var commands = []*cli.Command{
 	cmd.Patch,
 	cmd.Recover,
 	review.Command,
-	inspect.Command,
+	cmd.Inspect,
 }
 
 func main() {

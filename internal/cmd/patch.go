@@ -55,8 +55,8 @@ bare or as JSON strings.
 Every target resolves against the files as they were when the script started.
 A stale row is relocated only when two independent rows agree on the shift
 (both ends of a range, or another target of the script); otherwise the script
-is rejected with current rows around the place. Every changed Go or JSON file
-must still parse (unless it did not before). All files are written at once
+is rejected with current rows around the place. Every changed Go, Python,
+JavaScript/TypeScript or JSON file must still parse (unless it did not before). All files are written at once
 through a journal: after a crash, the next rowkit run in the workspace (or
 rowkit recover) completes or rolls back the whole transaction.
 

@@ -23,7 +23,7 @@ const CodeRejected = "rejected"
 // Options tune Apply.
 type Options struct {
 	DryRun bool    // resolve and check, return the diff, write nothing
-	Check  Checker // the syntax check; nil means StdChecker
+	Check  Checker // the syntax check; nil means LangChecker
 }
 
 // Apply runs an HPATCH/2 script in the workspace. It returns a Result
@@ -37,7 +37,7 @@ func Apply(ctx context.Context, root *workspace.Root, script string, opts Option
 	}
 	check := opts.Check
 	if check == nil {
-		check = StdChecker
+		check = LangChecker
 	}
 	s, fails := Parse(script)
 	if len(fails) > 0 {

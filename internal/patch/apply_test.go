@@ -95,6 +95,12 @@ func TestApplyLanguageSyntax(t *testing.T) {
 	if err == nil || res.Failures[0].Reason != ReasonLanguageSyntax {
 		t.Fatalf("%+v", res)
 	}
+	// Python through tree-sitter.
+	root2 := workspaceWith(t, map[string]string{"m.py": "def f():\n    return 1\n"})
+	res, err = Apply(context.Background(), root2, "in m.py\ntype \"return 1\" \"return (1\"\n", Options{})
+	if err == nil || res.Failures[0].Reason != ReasonLanguageSyntax || res.Failures[0].Command != 2 {
+		t.Fatalf("python: %+v", res)
+	}
 	// A file already broken is not held to it.
 	if _, err := Apply(context.Background(), root, "in broken.go\nadd EOF \"// more\\n\"\n", Options{}); err != nil {
 		t.Fatal(err)
