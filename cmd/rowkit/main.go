@@ -17,6 +17,8 @@ var commands = []*cli.Command{
 	cmd.Hread,
 	cmd.Read,
 	cmd.Grep,
+	cmd.Patch,
+	cmd.Recover,
 	review.Command,
 	cmd.Inspect,
 }

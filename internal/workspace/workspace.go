@@ -50,6 +50,9 @@ const maxLinks = 40
 // Root is a canonical workspace root.
 type Root struct {
 	dir string // canonical absolute path, no trailing slash (except "/")
+	w   writer // the long-lived os.Root that writes go through (write.go)
+
+	recovered string // what Open did to settle a pending transaction
 }
 
 // Open returns the workspace rooted at the canonical form of dir.
@@ -65,7 +68,17 @@ func Open(dir string) (*Root, error) {
 	if err != nil || !fi.IsDir() {
 		return nil, errorf(CodeRead, "the workspace %s is not a directory", abs)
 	}
-	return &Root{dir: abs}, nil
+	r := &Root{dir: abs}
+	// A transaction a crash left pending is settled before anything reads
+	// the workspace (write.go).
+	if pendingJournal(abs) {
+		msg, err := r.Recover()
+		if err != nil {
+			return nil, err
+		}
+		r.recovered = msg
+	}
+	return r, nil
 }
 
 // Cwd returns the workspace rooted at the canonical current directory.
