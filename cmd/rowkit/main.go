@@ -11,14 +11,13 @@ import (
 	"github.com/rowkit/rowkit/internal/cmd"
 	"github.com/rowkit/rowkit/internal/grep"
 	"github.com/rowkit/rowkit/internal/inspect"
-	"github.com/rowkit/rowkit/internal/review"
 )
 
 // commands is every command the binary offers.
 var commands = []*cli.Command{
 	cmd.Hread,
 	grep.Command,
-	review.Command,
+	cmd.Review,
 	inspect.Command,
 }
 

@@ -1,10 +1,11 @@
 package review
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rowkit/rowkit/internal/errs"
 )
 
 func TestCodeSpan(t *testing.T) {
@@ -80,39 +81,15 @@ func TestMarkdownSections(t *testing.T) {
 	}
 }
 
-// ExitCode is the one mapping; every code lands where the contract says.
-func TestExitCode(t *testing.T) {
+// Every engine error carries the exit status of its code.
+func TestErrorExits(t *testing.T) {
 	for code, want := range map[string]int{
 		CodeUsage: 2, CodeConfig: 2, CodeValidationName: 2,
 		CodeRepoNotFound: 3, CodeNotARepo: 3, CodeUnsafeRepo: 3, CodeBareRepo: 3, CodeBaseRef: 3, CodeRepoExecConfig: 3, CodeGitFailed: 3,
-		CodeGitTimeout: 4, CodeInternal: 70, "E_SOMETHING_NEW": 70,
+		errs.Outside: 3, CodeGitTimeout: 4, errs.Cancelled: 4, CodeInternal: 70, "E_SOMETHING_NEW": 70,
 	} {
-		if got := ExitCode(nil, errorf(code, "m", ""), false); got != want {
+		if got := errs.ExitCode(errorf(code, "m", "")); got != want {
 			t.Errorf("%s: exit %d, want %d", code, got, want)
-		}
-	}
-	if ExitCode(nil, errors.New("plain"), false) != ExitInternal {
-		t.Error("an untyped error is not internal")
-	}
-	vs := func(st ...string) *Report {
-		r := &Report{}
-		for _, s := range st {
-			r.Validations = append(r.Validations, Validation{Status: s})
-		}
-		return r
-	}
-	for _, c := range []struct {
-		r    *Report
-		want int
-	}{
-		{vs(), 0}, {vs(StatusPassed), 0}, {vs(StatusPassed, StatusFailed), 1}, {vs(StatusSpawnError), 1},
-		{vs(StatusFailed, StatusTimedOut), 4}, {vs(StatusSkipped), 4},
-	} {
-		if got := ExitCode(c.r, nil, false); got != c.want {
-			t.Errorf("%+v: exit %d, want %d", c.r.Validations, got, c.want)
-		}
-		if ExitCode(c.r, nil, true) != 0 {
-			t.Error("--exit-zero did not give 0")
 		}
 	}
 }
@@ -120,7 +97,7 @@ func TestExitCode(t *testing.T) {
 func TestGitTimeout(t *testing.T) {
 	dir := newRepo(t, map[string]string{"a.txt": "a\n"})
 	e := inspectErr(t, Options{Repo: dir, GitTimeout: time.Nanosecond})
-	if e.Code != CodeGitTimeout || ExitCode(nil, e, false) != ExitTimeout {
+	if e.Code != CodeGitTimeout || errs.ExitCode(e) != ExitTimeout {
 		t.Errorf("got %v", e)
 	}
 }
