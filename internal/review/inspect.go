@@ -33,9 +33,9 @@ type Options struct {
 	AllowRepoExecConfig bool
 
 	Validations         []Planned
-	MaxOutputBytes      int           // per captured stream, elision marker included
-	MaxTotalOutputBytes int           // over all captured streams; 0 is no total bound
-	TotalBudget         time.Duration // over all validations
+	MaxOutputBytes      int            // per captured stream, elision marker included
+	MaxTotalOutputBytes int            // over all captured streams; 0 is no total bound
+	TotalBudget         time.Duration  // over all validations
 	Progress            func(Progress) // called as each validation starts and ends
 
 	// Diagnostics decided before the inspection (an ignored repository
