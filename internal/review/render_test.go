@@ -1,6 +1,8 @@
 package review
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -106,5 +108,40 @@ func TestArgvText(t *testing.T) {
 	got := argvText([]string{"go", "test", "-run", "Test Foo|Bar", "", "it's", "./..."})
 	if want := `go test -run 'Test Foo|Bar' '' 'it'\''s' ./...`; got != want {
 		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+// The README's exit-code table of review lists every code in the row of
+// the status the code carries.
+func TestREADMEExitTable(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "| exit | meaning | codes (stderr: `rowkit review:")
+	if i < 0 {
+		t.Fatal("no review exit table in README.md")
+	}
+	rows := map[int]string{}
+	for _, l := range strings.Split(s[i:], "\n")[2:] {
+		if !strings.HasPrefix(l, "| ") {
+			break
+		}
+		var n int
+		if _, err := fmt.Sscanf(l, "| %d |", &n); err != nil {
+			t.Fatalf("row %q", l)
+		}
+		rows[n] = l
+	}
+	for code, exit := range exitOf {
+		if !strings.Contains(rows[exit], "`"+code+"`") {
+			t.Errorf("%s (exit %d) is not in the README row %q", code, exit, rows[exit])
+		}
+	}
+	for _, n := range []int{ExitOK, ExitValidationFailed, ExitUsage, ExitInspection, ExitTimeout, ExitInternal} {
+		if rows[n] == "" {
+			t.Errorf("exit %d has no row", n)
+		}
 	}
 }
