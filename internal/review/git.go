@@ -31,8 +31,9 @@ var gitFixedEnv = []string{
 	"GIT_PAGER=cat", "PAGER=cat",
 }
 
-// maxGitOutput bounds what one git call may write before it is stopped.
-const maxGitOutput = 256 << 20
+// maxGitOutput bounds what one git call may write before it is stopped
+// (a variable so that tests can lower it).
+var maxGitOutput = 256 << 20
 
 // maxGitStderr is what is kept of git's complaints.
 const maxGitStderr = 64 << 10

@@ -3,6 +3,7 @@ package review
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -187,5 +188,22 @@ func TestEngineErrorsNameNoFlags(t *testing.T) {
 				t.Errorf("names %s: %v", flag, e)
 			}
 		}
+	}
+}
+
+// git output past its bound stops the call with a coded error instead of
+// reading on.
+func TestGitOutputBound(t *testing.T) {
+	files := map[string]string{}
+	for i := 0; i < 50; i++ {
+		files[fmt.Sprintf("file-with-a-long-name-%03d.txt", i)] = "x\n"
+	}
+	dir := newRepo(t, files)
+	old := maxGitOutput
+	maxGitOutput = 512
+	defer func() { maxGitOutput = old }()
+	e := inspectErr(t, Options{Repo: dir, Scopes: []string{ScopeStaged}})
+	if e.Code != CodeGitFailed || !strings.Contains(e.Msg, "git ls-files wrote more than 512 bytes") || errs.ExitCode(e) != ExitInspection {
+		t.Errorf("got %v", e)
 	}
 }
