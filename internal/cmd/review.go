@@ -32,7 +32,8 @@ scopes:
               origin/HEAD's target, origin/main, origin/master, main, master
   staged      index vs HEAD
   unstaged    work tree vs index
-  untracked   not in the index, respecting ignore rules
+  untracked   not in the index, respecting ignore rules (no line counts; an
+              embedded repository is one path ending in /)
 changes.files is their union: one entry per path with its scopes and one
 status by precedence (unmerged > deleted > untracked > renamed > copied >
 added > typechange > modified).
@@ -59,7 +60,8 @@ options:
   --timeout MS             per-validation timeout (default 120000)
   --budget MS              total time for all validations (default 600000)
   --git-timeout MS         timeout of each git call (default 30000)
-  --max-output-bytes N     kept per captured stream, head and tail (default 32768)
+  --max-output-bytes N     kept per captured stream, head and tail, elision
+                           marker included (default 32768)
   --max-files N            entries listed per scope (default 1000)
   --exit-zero              exit 0 whenever a report was produced
   --debug                  add a stack trace to internal errors
