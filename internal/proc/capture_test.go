@@ -21,17 +21,18 @@ var captureCases = []struct {
 	{"crlf", "a\r\nb\r\n", 100, "a\nb\n", 0},
 	{"cr at end", "partial\r", 100, "partial", 0},
 	{"bell and backspace", "a\x07b\x08c\n", 100, "abc\n", 0},
-	// The bound includes the marker (26 bytes here), which leaves 10 for text.
-	{"head and tail", "0123456789" + strings.Repeat("-", 20) + "abcdefghij", 36, "01234\n[... 30 bytes elided ...]\nfghij", 30},
+	// The bound includes the marker: 27 bytes for a 40-byte stream, which
+	// leaves 9 for the text, 4 of the head and 5 of the tail.
+	{"head and tail", "0123456789" + strings.Repeat("-", 20) + "abcdefghij", 36, "0123\n[... 31 bytes elided ...]\nfghij", 31},
 	// é is 2 bytes: the cut drops the partial sequence on both sides.
-	{"utf8 head", "abcdé" + strings.Repeat("-", 20) + "mnoé", 36, "abcd\n[... 22 bytes elided ...]\nmnoé", 22},
-	{"utf8 tail split", "abcdefghij" + strings.Repeat("-", 10) + "éwxyz", 36, "abcde\n[... 17 bytes elided ...]\nwxyz", 17},
+	{"utf8 head", "abcé" + strings.Repeat("-", 40) + "mnoé", 36, "abc\n[... 42 bytes elided ...]\nmnoé", 42},
+	{"utf8 tail split", "abcdefghij" + strings.Repeat("-", 40) + "éwxyz", 36, "abcd\n[... 48 bytes elided ...]\nwxyz", 48},
 	{"fits whole", "0123456789abcdefghij", 20, "0123456789abcdefghij", 0},
 	{"bound below the marker", "0123456789abcdefghij", 19, "", 20},
 	{"no room at all", "abc", 0, "", 3},
 	// Each lone invalid byte becomes a 3-byte U+FFFD: 60 bytes become 120,
-	// past the bound of 100, so the text is elided to fit.
-	{"replacements past the bound", strings.Repeat("\xffa", 30), 100, strings.Repeat("\uFFFDa", 7) + "\n[... 30 bytes elided ...]\n" + strings.Repeat("\uFFFDa", 8), 30},
+	// past the bound of 100, so the text is elided to fit (82 bytes).
+	{"replacements past the bound", strings.Repeat("\xffa", 30), 100, strings.Repeat("\uFFFDa", 6) + "\uFFFD\n[... 33 bytes elided ...]\n" + strings.Repeat("\uFFFDa", 7), 33},
 }
 
 func TestCapture(t *testing.T) {
