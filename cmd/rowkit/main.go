@@ -16,6 +16,7 @@ import (
 // commands is every command the binary offers.
 var commands = []*cli.Command{
 	cmd.Hread,
+	cmd.Read,
 	grep.Command,
 	cmd.Review,
 	inspect.Command,
