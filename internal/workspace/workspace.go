@@ -222,28 +222,25 @@ func (r *Root) Stat(req string) (string, fs.FileInfo, error) {
 	return clean, fi, notRegular(clean, regfile.Check(fi))
 }
 
-// OpenFile resolves req and opens it through the root without blocking,
-// checking that it is a regular file. The caller closes the file; read it
-// through regfile.Reader, which never waits on a kernel stream.
+// OpenFile opens req as Open does, refusing a directory: only a regular
+// file is opened. Read it through regfile.Reader, which never waits on a
+// kernel stream.
 func (r *Root) OpenFile(req string) (string, *os.File, fs.FileInfo, error) {
-	clean, target, root, err := r.locate(req)
-	if err != nil {
-		return clean, nil, nil, err
+	clean, f, fi, err := r.Open(req)
+	if err == nil && fi.IsDir() {
+		f.Close()
+		return clean, nil, nil, notRegular(clean, regfile.Check(fi))
 	}
-	defer root.Close()
-	f, fi, err := regfile.Open(root.Stat, root.OpenFile, target)
-	if err != nil {
-		if _, ok := regfile.AsNotRegular(err); !ok {
-			err = r.openError(clean, err)
-		}
-		return clean, nil, nil, notRegular(clean, err)
-	}
-	return clean, f, fi, nil
+	return clean, f, fi, err
 }
 
 // ReadFile resolves req, opens it as OpenFile does and reads all of it.
 func (r *Root) ReadFile(req string) (string, []byte, error) {
 	clean, f, fi, err := r.OpenFile(req)
+	if e, ok := errs.As(err); ok && e.Code == errs.PermissionDenied {
+		// inspect_file's contract reports an unreadable file as read.
+		return clean, nil, errorf(CodeRead, "%s", e.Msg)
+	}
 	if err != nil {
 		return clean, nil, err
 	}
