@@ -9,7 +9,6 @@ import (
 
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/cmd"
-	"github.com/rowkit/rowkit/internal/review"
 )
 
 // commands is every command the binary offers.
@@ -17,10 +16,10 @@ var commands = []*cli.Command{
 	cmd.Hread,
 	cmd.Read,
 	cmd.Grep,
+	cmd.Review,
+	cmd.Inspect,
 	cmd.Patch,
 	cmd.Recover,
-	review.Command,
-	cmd.Inspect,
 }
 
 func main() {
