@@ -8,18 +8,18 @@ import (
 	"os"
 
 	"github.com/rowkit/rowkit/internal/cli"
-	"github.com/rowkit/rowkit/internal/grep"
-	"github.com/rowkit/rowkit/internal/hread"
-	"github.com/rowkit/rowkit/internal/inspect"
-	"github.com/rowkit/rowkit/internal/review"
+	"github.com/rowkit/rowkit/internal/cmd"
 )
 
 // commands is every command the binary offers.
 var commands = []*cli.Command{
-	hread.Command,
-	grep.Command,
-	review.Command,
-	inspect.Command,
+	cmd.Hread,
+	cmd.Read,
+	cmd.Grep,
+	cmd.Review,
+	cmd.Inspect,
+	cmd.Patch,
+	cmd.Recover,
 }
 
 func main() {

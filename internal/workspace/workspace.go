@@ -50,6 +50,9 @@ const maxLinks = 40
 // Root is a canonical workspace root.
 type Root struct {
 	dir string // canonical absolute path, no trailing slash (except "/")
+	w   writer // the long-lived os.Root that writes go through (write.go)
+
+	recovered string // what Open did to settle a pending transaction
 }
 
 // Open returns the workspace rooted at the canonical form of dir.
@@ -65,7 +68,17 @@ func Open(dir string) (*Root, error) {
 	if err != nil || !fi.IsDir() {
 		return nil, errorf(CodeRead, "the workspace %s is not a directory", abs)
 	}
-	return &Root{dir: abs}, nil
+	r := &Root{dir: abs}
+	// A transaction a crash left pending is settled before anything reads
+	// the workspace (write.go).
+	if pendingJournal(abs) {
+		msg, err := r.Recover()
+		if err != nil {
+			return nil, err
+		}
+		r.recovered = msg
+	}
+	return r, nil
 }
 
 // Cwd returns the workspace rooted at the canonical current directory.
@@ -145,7 +158,8 @@ func (r *Root) Resolve(req string) (clean, target string, err error) {
 	if abs == r.dir {
 		return clean, ".", nil
 	}
-	return clean, abs[len(r.dir)+1:], nil
+	// The root "/" has no separator of its own to skip.
+	return clean, strings.TrimPrefix(abs[len(r.dir):], "/"), nil
 }
 
 // resolve follows rel from dir component by component, as realpath does,
@@ -221,25 +235,33 @@ func (r *Root) Stat(req string) (string, fs.FileInfo, error) {
 	return clean, fi, notRegular(clean, regfile.Check(fi))
 }
 
-// ReadFile resolves req, opens it through the root without blocking, checks
-// that it is a regular file and reads all of it.
+// OpenFile opens req as Open does, refusing a directory: only a regular
+// file is opened. Read it through regfile.Reader, which never waits on a
+// kernel stream.
+func (r *Root) OpenFile(req string) (string, *os.File, fs.FileInfo, error) {
+	clean, f, fi, err := r.Open(req)
+	if err == nil && fi.IsDir() {
+		f.Close()
+		return clean, nil, nil, notRegular(clean, regfile.Check(fi))
+	}
+	return clean, f, fi, err
+}
+
+// ReadFile resolves req, opens it as OpenFile does and reads all of it.
 func (r *Root) ReadFile(req string) (string, []byte, error) {
-	clean, target, root, err := r.locate(req)
+	clean, f, fi, err := r.OpenFile(req)
+	if e, ok := errs.As(err); ok && e.Code == errs.PermissionDenied {
+		// inspect_file's contract reports an unreadable file as read.
+		return clean, nil, errorf(CodeRead, "%s", e.Msg)
+	}
 	if err != nil {
 		return clean, nil, err
 	}
-	defer root.Close()
-	f, fi, err := regfile.Open(root.Stat, root.OpenFile, target)
-	if err != nil {
-		if _, ok := regfile.AsNotRegular(err); !ok {
-			err = r.openError(clean, err)
-		}
-		return clean, nil, notRegular(clean, err)
-	}
 	defer f.Close()
+	rd := regfile.Reader(f)
 	data := make([]byte, 0, fi.Size()+1)
 	for {
-		n, err := f.Read(data[len(data):cap(data)])
+		n, err := rd.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
 		if err == io.EOF {
 			return clean, data, nil
@@ -251,6 +273,43 @@ func (r *Root) ReadFile(req string) (string, []byte, error) {
 			data = append(data, 0)[:len(data)] // grow: the file is longer than stat said
 		}
 	}
+}
+
+// Open resolves req and opens it for reading through the root without
+// blocking: a regular file (as ReadFile does) or a directory, which
+// callers that want only files must refuse themselves by fi.IsDir(). A
+// FIFO, socket or device is refused (not_regular) without being opened for
+// reading; a file the operating system refuses is permission_denied.
+func (r *Root) Open(req string) (clean string, f *os.File, fi fs.FileInfo, err error) {
+	clean, target, root, err := r.locate(req)
+	if err != nil {
+		return clean, nil, nil, err
+	}
+	defer root.Close() // the open file does not need it
+	if st, serr := root.Stat(target); serr == nil && st.IsDir() {
+		// O_DIRECTORY: a FIFO swapped in after the stat fails to open.
+		f, err = root.OpenFile(target, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+		if err == nil {
+			if fi, err = f.Stat(); err == nil && !fi.IsDir() {
+				err = regfile.Check(fi)
+			}
+			if err != nil {
+				f.Close()
+			}
+		}
+	} else {
+		f, fi, err = regfile.Open(root.Stat, root.OpenFile, target)
+	}
+	switch {
+	case err == nil:
+		return clean, f, fi, nil
+	case errors.Is(err, fs.ErrPermission):
+		return clean, nil, nil, errorf(errs.PermissionDenied, "%s: permission denied", clean)
+	}
+	if _, ok := regfile.AsNotRegular(err); !ok {
+		err = r.openError(clean, err)
+	}
+	return clean, nil, nil, notRegular(clean, err)
 }
 
 // locate resolves req and opens the root the target must be reached through.
