@@ -133,7 +133,8 @@ func runPatch(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if msg := root.Recovered(); msg != "" {
+	if msg := root.Recovered(); msg != "" && (dry || !root.JournalIgnored()) {
+		// (A commit beside an ignored journal is refused with the same words.)
 		fmt.Fprintf(env.Stderr, "hpatch: %s\n", msg)
 	}
 	res, err := patch.Apply(ctx, root, string(src), patch.Options{DryRun: dry})
@@ -257,9 +258,17 @@ If the process died mid-way, the next rowkit command in the workspace settles
 it; rowkit recover does only that, for the workspace DIR (default: the
 current directory), and says what it did.
 
+A journal is acted on only when it provably belongs to a transaction rowkit
+staged in this workspace on this machine (its own inode and its directory's
+recorded in it, owned by you, mode 0600, not a symlink, naming only rowkit's
+staging files inside the workspace). Any other .rowkit/journal, such as one a
+repository ships, is left alone and reported, and hpatch refuses to write
+beside it until it is removed.
+
 exit codes:
   0  recovered, or nothing was pending
-  1  the pending transaction could not be settled (code journal)
+  1  the pending transaction could not be settled, or a journal that is not
+     rowkit's own was left alone (code journal)
   2  usage
 `,
 	Run: func(_ context.Context, env *cli.Env, args []string) error {
@@ -275,6 +284,9 @@ exit codes:
 			return err
 		}
 		msg := root.Recovered()
+		if root.JournalIgnored() {
+			return errs.New(workspace.CodeJournal, msg)
+		}
 		if msg == "" {
 			msg = "nothing to recover"
 		}

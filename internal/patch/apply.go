@@ -69,6 +69,10 @@ func Apply(ctx context.Context, root *workspace.Root, script string, opts Option
 	switch {
 	case errors.As(err, &ce):
 		return reject([]Failure{pl.changedFailure(ce)})
+	case errs.Is(err, workspace.CodeJournal):
+		// A pending journal (foreign, or one that would not settle) stood
+		// in the way: nothing of this script was attempted.
+		return &Result{Status: StatusFailed, Files: []FileAction{}}, err
 	case err != nil:
 		res := &Result{Status: StatusFailed, Files: []FileAction{}}
 		if e, ok := errs.As(err); ok {
