@@ -85,12 +85,13 @@ options:
               changed under "gofmt:". Without it the exact bytes are written.
   --json      print the result as JSON on stdout (also when rejected)
 
-exit codes:
-  0  applied, or nothing to do (every edit a no-op), or a dry run
-  1  rejected: nothing was written
-  2  usage
-  3  the commit failed and was rolled back: nothing was written
 `,
+	Exits: []cli.Exit{
+		{Status: 0, When: "applied, or nothing to do (every edit a no-op), or a dry run"},
+		{Status: 1, When: "rejected, nothing written: script-syntax, row-missing, row-stale, occurrence-missing, invalid-count, target-order, edit-conflict, active-file, initialization, file-path, language-syntax; or journal (a pending journal that is not rowkit's own)"},
+		{Status: 2, When: "usage"},
+		{Status: 3, When: "the commit failed and was rolled back: nothing was written"},
+	},
 	Run:  runPatch,
 	Fail: failPatch,
 }
@@ -300,12 +301,12 @@ staging files inside the workspace). Any other .rowkit/journal, such as one a
 repository ships, is left alone and reported, and hpatch refuses to write
 beside it until it is removed.
 
-exit codes:
-  0  recovered, or nothing was pending
-  1  the pending transaction could not be settled, or a journal that is not
-     rowkit's own was left alone (code journal)
-  2  usage
 `,
+	Exits: []cli.Exit{
+		{Status: 0, When: "recovered, or nothing was pending"},
+		{Status: 1, When: "journal: the pending transaction could not be settled, or a journal that is not rowkit's own was left alone"},
+		{Status: 2, When: "usage"},
+	},
 	Run: func(_ context.Context, env *cli.Env, args []string) error {
 		if len(args) > 1 || len(args) == 1 && strings.HasPrefix(args[0], "-") {
 			return errs.Usagef("usage: rowkit recover [DIR]")
