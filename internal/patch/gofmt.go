@@ -5,6 +5,7 @@ import (
 	"go/format"
 	"strings"
 
+	"github.com/rowkit/rowkit/internal/diff"
 	"github.com/rowkit/rowkit/internal/rows"
 )
 
@@ -113,100 +114,11 @@ func starts(ls [][]byte) []int {
 // one change, which is still a correct diff.
 const maxDiffCost = 4000
 
-// lineDiff is a shortest line diff (Myers' greedy algorithm) after trimming
-// the common prefix and suffix.
+// lineDiff is a shortest line diff of a and b.
 func lineDiff(a, b [][]byte) []change {
-	pre := 0
-	for pre < len(a) && pre < len(b) && bytes.Equal(a[pre], b[pre]) {
-		pre++
-	}
-	suf := 0
-	for suf < len(a)-pre && suf < len(b)-pre && bytes.Equal(a[len(a)-1-suf], b[len(b)-1-suf]) {
-		suf++
-	}
-	a, b = a[pre:len(a)-suf], b[pre:len(b)-suf]
-	n, m := len(a), len(b)
-	if n == 0 && m == 0 {
-		return nil
-	}
-	whole := []change{{pre, n, pre, m}}
-	if n == 0 || m == 0 {
-		return whole
-	}
-	maxD := min(n+m, maxDiffCost)
-	off := maxD + 1
-	v := make([]int, 2*maxD+3)
-	var trace [][]int
-	for d := 0; d <= maxD; d++ {
-		trace = append(trace, append([]int(nil), v...))
-		for k := -d; k <= d; k += 2 {
-			var x int
-			if k == -d || k != d && v[off+k-1] < v[off+k+1] {
-				x = v[off+k+1]
-			} else {
-				x = v[off+k-1] + 1
-			}
-			y := x - k
-			for x < n && y < m && bytes.Equal(a[x], b[y]) {
-				x, y = x+1, y+1
-			}
-			v[off+k] = x
-			if x >= n && y >= m {
-				return shiftChanges(backtrack(trace, off, n, m, d), pre)
-			}
-		}
-	}
-	return whole
-}
-
-func shiftChanges(cs []change, by int) []change {
-	for i := range cs {
-		cs[i].oa += by
-		cs[i].na += by
+	var cs []change
+	for _, c := range diff.Func(len(a), len(b), func(i, j int) bool { return bytes.Equal(a[i], b[j]) }, maxDiffCost) {
+		cs = append(cs, change{c.Old, c.OldN, c.New, c.NewN})
 	}
 	return cs
-}
-
-// backtrack walks Myers' trace back from (n, m) and groups the steps into
-// changes, in order.
-func backtrack(trace [][]int, off, n, m, d int) []change {
-	var cs []change
-	x, y := n, m
-	for dd := d; dd > 0; dd-- {
-		v := trace[dd]
-		k := x - y
-		var pk int
-		if k == -dd || k != dd && v[off+k-1] < v[off+k+1] {
-			pk = k + 1
-		} else {
-			pk = k - 1
-		}
-		px := v[off+pk]
-		py := px - pk
-		for x > px && y > py {
-			x, y = x-1, y-1
-		}
-		c := change{oa: px, na: py}
-		if x == px {
-			c.nn = 1 // b[py] inserted
-		} else {
-			c.on = 1 // a[px] deleted
-		}
-		cs = append(cs, c)
-		x, y = px, py
-	}
-	// Reverse, then merge the steps that touch.
-	for i, j := 0, len(cs)-1; i < j; i, j = i+1, j-1 {
-		cs[i], cs[j] = cs[j], cs[i]
-	}
-	var out []change
-	for _, c := range cs {
-		if k := len(out); k > 0 && out[k-1].oa+out[k-1].on == c.oa && out[k-1].na+out[k-1].nn == c.na {
-			out[k-1].on += c.on
-			out[k-1].nn += c.nn
-			continue
-		}
-		out = append(out, c)
-	}
-	return out
 }
