@@ -20,6 +20,7 @@ var commands = []*cli.Command{
 	grep.Command,
 	review.Command,
 	inspect.Command,
+	cmd.MCP,
 }
 
 func main() {

@@ -1,0 +1,307 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/workspace"
+)
+
+// root is one confinement root: the canonical workspace and the spelling
+// it was given in (a --root argument or a client root's path), so that an
+// absolute path written either way is recognised.
+type root struct {
+	ws    *workspace.Root
+	alias string // absolute, lexically clean; may equal ws.Dir()
+}
+
+func openRoot(dir string) (root, error) {
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		return root{}, err
+	}
+	alias, err := filepath.Abs(dir)
+	if err != nil {
+		alias = ws.Dir()
+	}
+	return root{ws: ws, alias: filepath.Clean(alias)}, nil
+}
+
+// narrow keeps the client's roots that lie inside a server root, and the
+// server roots that lie inside a client root: the intersection of what the
+// operator allowed and what the client asked for. A client root outside
+// every server root is dropped and logged. When nothing is left (the
+// client sent no root, or only foreign ones), the server roots stand.
+func narrow(server []root, client []*mcp.Root, logf func(string, ...any)) []root {
+	var out []root
+	seen := map[string]bool{}
+	add := func(r root) {
+		if !seen[r.ws.Dir()] {
+			seen[r.ws.Dir()] = true
+			out = append(out, r)
+		}
+	}
+	for _, c := range client {
+		dir, err := rootPath(c.URI)
+		if err != nil {
+			logf("ignoring client root %q: %v", c.URI, err)
+			continue
+		}
+		cr, err := openRoot(dir)
+		if err != nil {
+			logf("ignoring client root %q: %v", c.URI, err)
+			continue
+		}
+		kept := false
+		for _, s := range server {
+			switch {
+			case workspace.Inside(s.ws.Dir(), cr.ws.Dir()):
+				add(cr)
+				kept = true
+			case workspace.Inside(cr.ws.Dir(), s.ws.Dir()):
+				add(s)
+				kept = true
+			}
+			if kept {
+				break
+			}
+		}
+		if !kept {
+			logf("ignoring client root %s: it is outside every --root", cr.ws.Dir())
+		}
+	}
+	if len(out) == 0 {
+		if len(client) > 0 {
+			logf("no client root lies inside a --root; serving the --roots")
+		}
+		return server
+	}
+	return out
+}
+
+// rootPath is the local directory of a file:// root URI.
+func rootPath(uri string) (string, error) {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return "", err
+	}
+	if u.Scheme != "file" {
+		return "", fmt.Errorf("only file:// roots are served")
+	}
+	if u.Host != "" && u.Host != "localhost" {
+		return "", fmt.Errorf("a file URI on host %q is not local", u.Host)
+	}
+	if !strings.HasPrefix(u.Path, "/") {
+		return "", fmt.Errorf("the root's path is not absolute")
+	}
+	return u.Path, nil
+}
+
+// sessionRoots is the confinement of one client session. The client's
+// roots are asked for when first needed and again after it says they
+// changed.
+type sessionRoots struct {
+	mu    sync.Mutex
+	roots []root
+	fresh bool
+}
+
+// rootsOf returns the roots a call of session ss is confined to.
+func (s *Server) rootsOf(ctx context.Context, ss *mcp.ServerSession) []root {
+	if ss == nil || !clientHasRoots(ss) {
+		return s.roots
+	}
+	v, _ := s.sessions.LoadOrStore(ss, &sessionRoots{})
+	sr := v.(*sessionRoots)
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	if sr.fresh {
+		return sr.roots
+	}
+	res, err := ss.ListRoots(ctx, nil)
+	if err != nil {
+		// The client said it has roots and then could not list them:
+		// serve the operator's roots, and ask again next time.
+		s.logf("listing the client's roots failed: %v; serving the --roots", err)
+		return s.roots
+	}
+	sr.roots = narrow(s.roots, res.Roots, s.logf)
+	sr.fresh = true
+	var dirs []string
+	for _, r := range sr.roots {
+		dirs = append(dirs, r.ws.Dir())
+	}
+	s.logf("session roots: %s", strings.Join(dirs, ", "))
+	return sr.roots
+}
+
+func clientHasRoots(ss *mcp.ServerSession) bool {
+	p := ss.InitializeParams()
+	if p == nil || p.Capabilities == nil {
+		return false
+	}
+	return p.Capabilities.RootsV2 != nil || p.Capabilities.Roots.ListChanged
+}
+
+// rootsChanged marks a session's roots stale.
+func (s *Server) rootsChanged(_ context.Context, req *mcp.RootsListChangedRequest) {
+	if v, ok := s.sessions.Load(req.Session); ok {
+		sr := v.(*sessionRoots)
+		sr.mu.Lock()
+		sr.fresh = false
+		sr.mu.Unlock()
+	}
+}
+
+// locate finds the root a path argument belongs to and the request
+// relative to it. A relative path is relative to the first root; an
+// absolute one must lie lexically inside some root (as the root was
+// spelled or canonically), and becomes relative to it. Either way the
+// request still goes through workspace.Root.Resolve, which follows
+// symlinks and refuses any that lead out.
+func locate(roots []root, p string) (root, string, error) {
+	if len(roots) == 0 {
+		return root{}, "", errs.New(errs.Outside, "the server has no workspace root")
+	}
+	if p == "" {
+		return root{}, "", errs.New(errs.NotFound, "the path is empty; give a path relative to the workspace")
+	}
+	if strings.IndexByte(p, 0) >= 0 {
+		return root{}, "", errs.New(errs.NotFound, "the path contains a NUL byte")
+	}
+	if !strings.HasPrefix(p, "/") {
+		return roots[0], p, nil
+	}
+	clean := filepath.Clean(p)
+	for _, r := range roots {
+		for _, dir := range []string{r.ws.Dir(), r.alias} {
+			if workspace.Inside(dir, clean) {
+				if clean == dir {
+					return r, ".", nil
+				}
+				return r, clean[len(dir):][1:], nil
+			}
+		}
+	}
+	return root{}, "", errs.Errorf(errs.Outside, "%s is outside every workspace root (%s)", p, rootList(roots))
+}
+
+func rootList(roots []root) string {
+	var dirs []string
+	for _, r := range roots {
+		dirs = append(dirs, r.ws.Dir())
+	}
+	return strings.Join(dirs, ", ")
+}
+
+// resolveDir resolves a path argument that must name a directory inside a
+// root, returning its canonical absolute path.
+func resolveDir(roots []root, p string) (root, string, error) {
+	r, req, err := locate(roots, p)
+	if err != nil {
+		return root{}, "", err
+	}
+	_, target, err := r.ws.Resolve(req)
+	if err != nil {
+		return root{}, "", err
+	}
+	abs := filepath.Join(r.ws.Dir(), target)
+	fi, err := os.Stat(abs)
+	if err != nil || !fi.IsDir() {
+		return root{}, "", errs.Errorf(errs.NotRegular, "%s is not a directory", p)
+	}
+	return r, abs, nil
+}
+
+// maxGitFile bounds the .git file read: a gitdir line is one path.
+const maxGitFile = 4096
+
+// checkRepository refuses a repository whose git directory git would find
+// outside the roots, before git runs: git looks for .git from dir upwards,
+// so the first .git between dir and its root must exist and, when it is a
+// file ("gitdir: PATH", a worktree or submodule) or a symlink, lead inside
+// a root. Without any .git up to the root, git would search above the
+// root, so the directory is refused as not a repository.
+func checkRepository(roots []root, r root, dir string) error {
+	for d := dir; ; d = filepath.Dir(d) {
+		if !workspace.Inside(r.ws.Dir(), d) {
+			break
+		}
+		gitPath := filepath.Join(d, ".git")
+		fi, err := os.Lstat(gitPath)
+		if errors.Is(err, os.ErrNotExist) {
+			if d == r.ws.Dir() {
+				break
+			}
+			continue
+		}
+		if err != nil {
+			return errs.Errorf(errs.Read, "%s: %v", gitPath, err)
+		}
+		var gitDir string
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			t, err := filepath.EvalSymlinks(gitPath)
+			if err != nil {
+				return errs.Errorf(errs.Outside, "%s is a symlink that does not resolve", gitPath)
+			}
+			gitDir = t
+		case fi.Mode().IsRegular():
+			t, err := readGitFile(gitPath)
+			if err != nil {
+				return err
+			}
+			if !filepath.IsAbs(t) {
+				t = filepath.Join(d, t)
+			}
+			if c, err := filepath.EvalSymlinks(t); err == nil {
+				t = c
+			}
+			gitDir = filepath.Clean(t)
+		case fi.IsDir():
+			return nil
+		default:
+			return errs.Errorf(errs.NotRegular, "%s is neither a directory nor a gitdir file", gitPath)
+		}
+		for _, o := range roots {
+			if workspace.Inside(o.ws.Dir(), gitDir) {
+				return nil
+			}
+		}
+		return errs.Errorf(errs.Outside, "%s points at %s, outside every workspace root", gitPath, gitDir).
+			WithHint("serve that repository with its own --root")
+	}
+	return errs.Errorf(errs.Outside, "%s has no .git inside the workspace root %s; git would look above the root", dir, r.ws.Dir()).
+		WithHint("give the path of a repository inside the root")
+}
+
+func readGitFile(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", errs.Errorf(errs.Read, "%s: %v", p, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxGitFile+1))
+	if err != nil {
+		return "", errs.Errorf(errs.Read, "%s: %v", p, err)
+	}
+	if len(b) > maxGitFile {
+		return "", errs.Errorf(errs.TooLarge, "%s is larger than a gitdir file can be", p)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	t, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), "gitdir: ")
+	if !ok || t == "" {
+		return "", errs.Errorf(errs.Read, "%s is a file but not a \"gitdir: PATH\" pointer", p)
+	}
+	return t, nil
+}
