@@ -21,6 +21,13 @@ import (
 	"github.com/rowkit/rowkit/internal/errs"
 )
 
+// Exit documents one exit status of a command: `rowkit help NAME` and the
+// README's exit-code table are both made from it, so they cannot disagree.
+type Exit struct {
+	Status int
+	When   string // what ends this way, with the error codes it carries
+}
+
 // Env is what a command may touch of the process it runs in.
 type Env struct {
 	Stdin          io.Reader
@@ -33,7 +40,8 @@ type Command struct {
 	Aliases []string // names the binary answers to as argv[0], e.g. hread
 	Usage   string   // one line: NAME ARGS
 	Summary string   // one line for the command table
-	Help    string   // the rest of `rowkit help NAME`: contract and exit codes
+	Help    string   // the rest of `rowkit help NAME`: the contract
+	Exits   []Exit   // every exit status the command can end with
 
 	// Run does the work. Its error decides the exit code (errs.ExitCode).
 	Run func(ctx context.Context, env *Env, args []string) error

@@ -33,9 +33,12 @@ so that an agent with only a shell can call it by that name. A name that is
 already a symlink to a rowkit binary is pointed at this one; anything else
 at that path (a file, a directory, another program's link) is left alone and
 reported as an error.
-
-exit codes: 0 all names linked, 1 some name could not be linked, 2 usage
 `,
+		Exits: []Exit{
+			{Status: 0, When: "every name is linked"},
+			{Status: 1, When: "some name could not be linked (the error names it)"},
+			{Status: 2, When: "usage: not exactly one DIR"},
+		},
 		Run: func(_ context.Context, env *Env, args []string) error {
 			if len(args) != 1 || strings.HasPrefix(args[0], "-") && args[0] != "-" {
 				return errs.Usagef("want exactly one argument, the directory: rowkit link DIR")

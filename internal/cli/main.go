@@ -100,6 +100,12 @@ func help(env *Env, args []string, cmds []*Command) int {
 			fmt.Fprintln(env.Stdout)
 		}
 	}
+	if len(c.Exits) > 0 {
+		fmt.Fprintf(env.Stdout, "\nexit codes:\n")
+		for _, e := range c.Exits {
+			writeWrapped(env.Stdout, fmt.Sprintf("  %-3d", e.Status), "     ", e.When, 79)
+		}
+	}
 	return errs.ExitOK
 }
 
@@ -125,8 +131,48 @@ commands:
 shell names: %s
 other: rowkit help COMMAND, rowkit --version
 
-exit codes: 0 success, 1 failure or incomplete output, 2 usage error
+exit codes: 0 success, 1 failure or incomplete output, 2 usage error;
+rowkit review also exits 3, 4 and 70 (rowkit help COMMAND lists each command's)
 `, strings.Join(names, ", "))
+}
+
+// writeWrapped writes text after first, wrapping at width with indent on
+// every later line.
+func writeWrapped(w io.Writer, first, indent, text string, width int) {
+	line := first
+	fresh := true
+	for _, word := range strings.Fields(text) {
+		if !fresh && len(line)+1+len(word) > width {
+			fmt.Fprintln(w, line)
+			line, fresh = indent, true
+		}
+		if !fresh {
+			line += " "
+		}
+		line += word
+		fresh = false
+	}
+	fmt.Fprintln(w, line)
+}
+
+// ExitTable is the Markdown table of every command's exit statuses that
+// the README carries (a test keeps the two equal).
+func ExitTable(cmds []*Command) string {
+	var b strings.Builder
+	b.WriteString("| command | exit | when |\n| --- | --- | --- |\n")
+	for _, c := range append(cmds[:len(cmds):len(cmds)], linkCommand(cmds)) {
+		name := "rowkit " + c.Name
+		if len(c.Aliases) > 0 {
+			name += " (" + strings.Join(c.Aliases, ", ") + ")"
+		}
+		for i, e := range c.Exits {
+			if i > 0 {
+				name = ""
+			}
+			fmt.Fprintf(&b, "| %s | %d | %s |\n", name, e.Status, e.When)
+		}
+	}
+	return b.String()
 }
 
 // Version describes the running binary from its build information.

@@ -1,12 +1,15 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"strings"
 
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/hread"
+	"github.com/rowkit/rowkit/internal/regfile"
+	"github.com/rowkit/rowkit/internal/rows"
 )
 
 // Hread is hread as a rowkit command.
@@ -32,19 +35,16 @@ after that is left out with "hread: output incomplete: 15,000-token limit
 reached" on stderr and exit code 1; the rows written are then a prefix of the
 full result. On any other failure stdout is empty and stderr has one line
 "hread: CODE: MESSAGE".
-
-exit codes:
-  0  success (an empty file prints nothing)
-  1  failure: not_found, permission_denied, not_regular (directory, FIFO,
-     socket, device), not_utf8 (with the byte offset), bad_range (malformed
-     or reversed), past_eof (START after the last line), read; or the output
-     is incomplete
-  2  usage: no path, a second path, a second range, or any option
 `,
+	Exits: []cli.Exit{
+		{Status: 0, When: "success (an empty file prints nothing)"},
+		{Status: 1, When: "failure: not_found, permission_denied, not_regular (directory, FIFO, socket, device, kernel stream), not_utf8 (with the byte offset), bad_range (malformed or reversed), past_eof (START after the last line), read, write; or output_incomplete (token limit)"},
+		{Status: 2, When: "usage: no path, a second path, a second range, or any option"},
+	},
 	Run: runHread,
 }
 
-func runHread(_ context.Context, env *cli.Env, args []string) error {
+func runHread(ctx context.Context, env *cli.Env, args []string) error {
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
 	} else {
@@ -75,7 +75,18 @@ func runHread(_ context.Context, env *cli.Env, args []string) error {
 			return err
 		}
 	}
-	_, err := hread.Read(args[0], r, env.Stdout)
+	// Rows are held until the whole file is validated, so that a failure
+	// leaves stdout empty; token admission bounds what is held.
+	var out bytes.Buffer
+	p := rows.NewPrinter(&out, rows.DefaultBudget)
+	err := hread.Read(ctx, args[0], r, p, hread.Options{})
+	if err != nil && !errs.Is(err, errs.Incomplete) {
+		return err
+	}
+	p.Flush() // into a bytes.Buffer, which cannot fail
+	if _, werr := out.WriteTo(env.Stdout); werr != nil {
+		return errs.Errorf(errs.Write, "writing output: %v", regfile.Cause(werr))
+	}
 	return err
 }
 

@@ -13,7 +13,10 @@ package errs
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Codes shared by several engines. An engine adds its own codes beside
@@ -84,6 +87,18 @@ func thousands(n int) string {
 	s := fmt.Sprint(n)
 	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
 		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// Name returns a file name for a message: as it is when every character is
+// printable, Go-quoted otherwise, so that a name holding an escape sequence
+// or invalid UTF-8 cannot rewrite the terminal that shows the message.
+func Name(s string) string {
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) && r != ' ' {
+			return strconv.Quote(s)
+		}
 	}
 	return s
 }

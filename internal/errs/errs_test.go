@@ -40,3 +40,18 @@ func TestErrorLine(t *testing.T) {
 		t.Errorf("Code/Is do not see through wrapping")
 	}
 }
+
+func TestName(t *testing.T) {
+	for in, want := range map[string]string{
+		"a b/c.txt":   "a b/c.txt",
+		"café.go":     "café.go",
+		"x\x1b[2J":    `"x\x1b[2J"`,
+		"bad\xffname": `"bad\xffname"`,
+		"tab\tname":   `"tab\tname"`,
+		"nl\nname":    `"nl\nname"`,
+	} {
+		if got := Name(in); got != want {
+			t.Errorf("Name(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

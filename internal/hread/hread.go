@@ -1,17 +1,15 @@
-// Package hread owns hread, the verified-row reader: it prints a file, or an
-// inclusive range of its lines, as LINE:HASH TEXT rows under the token
-// admission rule, after validating the whole file as UTF-8.
+// Package hread owns the verified-row reader behind hread: the rows of a
+// file, or of an inclusive range of its lines, pushed to a rows.Sink (token
+// admission decides how many fit), with the whole file validated as UTF-8.
 //
-// Nothing reaches stdout until the whole file has been validated, so a
-// failure always leaves stdout empty. The pending output is bounded by token
-// admission (at most rows.TokenCeiling tokens) and the text kept for one line
-// by rows.MaxRowBytes, so memory stays flat for any file size.
+// The text kept for one line is bounded by the sink's budget
+// (Budget.MaxRowBytes) and the scanner's buffer, so memory stays flat for
+// any file size; what the sink holds is bounded by its token budget.
 package hread
 
 import (
-	"bytes"
+	"context"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"strconv"
@@ -21,17 +19,18 @@ import (
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/regfile"
 	"github.com/rowkit/rowkit/internal/rows"
+	"github.com/rowkit/rowkit/internal/workspace"
 )
 
-// Error codes of hread.
+// Error codes of hread: the shared ones, and two of its own.
 const (
-	CodeNotFound   = "not_found"
-	CodePermission = "permission_denied"
-	CodeNotRegular = "not_regular"
-	CodeNotUTF8    = "not_utf8"
+	CodeNotFound   = errs.NotFound
+	CodePermission = errs.PermissionDenied
+	CodeNotRegular = errs.NotRegular
+	CodeNotUTF8    = errs.NotUTF8
+	CodeRead       = errs.Read
 	CodeRange      = "bad_range"
 	CodePastEOF    = "past_eof"
-	CodeRead       = "read"
 )
 
 // Range is an inclusive range of one-based line numbers.
@@ -53,6 +52,11 @@ func ParseRange(s string) (Range, error) {
 		return Range{}, errs.Errorf(CodeRange, "range %q: START %v", s, err)
 	}
 	end, err := lineNumber(b)
+	if errors.Is(err, errTooLarge) {
+		// An END past the end of the file stops at the last line,
+		// however far past it is.
+		end, err = All.End, nil
+	}
 	if err != nil {
 		return Range{}, errs.Errorf(CodeRange, "range %q: END %v", s, err)
 	}
@@ -61,6 +65,8 @@ func ParseRange(s string) (Range, error) {
 	}
 	return Range{start, end}, nil
 }
+
+var errTooLarge = errors.New("is too large")
 
 func lineNumber(s string) (int, error) {
 	if s == "" {
@@ -73,7 +79,7 @@ func lineNumber(s string) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, errors.New("is too large")
+		return 0, errTooLarge
 	}
 	if n == 0 {
 		return 0, errors.New("must be at least 1 (lines are numbered from 1)")
@@ -81,86 +87,130 @@ func lineNumber(s string) (int, error) {
 	return n, nil
 }
 
-// Read writes the rows of path within r to w. It returns the admission
-// report; an incomplete result is the error cli.Incomplete, with the
-// admitted rows already written.
-func Read(path string, r Range, w io.Writer) (rows.Report, error) {
-	f, err := open(path)
+// Options say where Read looks.
+type Options struct {
+	// Root, when set, confines the path to a workspace: it must be
+	// relative and resolve inside the root (workspace rules), and the file
+	// is opened through the root. Without it the path is opened as the
+	// user's shell would, like cat.
+	Root *workspace.Root
+}
+
+// Read pushes the rows of path within r to sink, in order, and validates
+// the whole file as UTF-8. When the sink refuses a row, Read stops taking
+// text but still validates the rest, and returns rows.Incomplete(sink). On
+// any other error the rows already pushed must be discarded: a caller that
+// prints them holds them back until Read returns (see cmd.Hread).
+func Read(ctx context.Context, path string, r Range, sink rows.Sink, o Options) error {
+	f, name, err := open(path, o.Root)
 	if err != nil {
-		return rows.Report{}, err
+		return err
 	}
 	defer f.Close()
 
-	var out bytes.Buffer
-	adm := rows.NewAdmitter(&out, rows.DefaultBudget)
-	sc := rows.NewScanner(f)
-	var row []byte
-	for {
-		next := sc.Line() + 1
-		if next > r.End || !adm.Open() {
-			if next <= r.End && sc.Scan(0) {
-				adm.Omit() // a row of the range that admission cannot take
-			}
-			break
-		}
+	maxRow := rows.MaxRowBytes
+	if b, ok := sink.(interface{ Budget() rows.Budget }); ok {
+		maxRow = b.Budget().MaxRowBytes()
+	}
+	sc := rows.NewScanner(regfile.Reader(f)).WithContext(ctx)
+	cut := false // the sink refused a row or one was too long to offer
+	for !cut && sc.Line() < r.End {
 		keep := 0
-		if next >= r.Start {
-			keep = rows.MaxRowBytes
+		if sc.Line()+1 >= r.Start {
+			keep = maxRow
 		}
 		if !sc.Scan(keep) {
 			break
 		}
-		if keep == 0 {
-			continue
+		switch {
+		case keep == 0:
+		case !sc.Complete():
+			sink.Omit()
+			cut = true
+		default:
+			ok, err := sink.Put(rows.Row{Line: sc.Line(), Text: sc.Text()})
+			if err != nil {
+				return errs.Errorf(errs.Write, "writing output: %v", regfile.Cause(err))
+			}
+			cut = !ok
 		}
-		if !sc.Complete() {
-			adm.Omit()
-			continue
-		}
-		row = rows.AppendRow(row[:0], sc.Line(), sc.Text())
-		adm.Admit(row) // writes to a bytes.Buffer, which cannot fail
 	}
 	if err := sc.Drain(); err != nil {
 		if e, ok := rows.IsEncoding(err); ok {
-			return rows.Report{}, errs.Errorf(CodeNotUTF8, "%s is not valid UTF-8: invalid byte at offset %d", path, e.Offset)
+			return errs.Errorf(CodeNotUTF8, "%s is not valid UTF-8: invalid byte at offset %d", name, e.Offset)
 		}
-		return rows.Report{}, errs.Errorf(CodeRead, "reading %s: %v", path, regfile.Cause(err))
+		if ctx.Err() != nil {
+			return errs.New(errs.Cancelled, "the read was cancelled")
+		}
+		if errors.Is(err, regfile.ErrWouldBlock) {
+			return errs.Errorf(CodeNotRegular, "%s is a kernel stream that has no data now (reading it would block); hread reads stored files only", name)
+		}
+		return errs.Errorf(CodeRead, "reading %s: %v", name, regfile.Cause(err))
 	}
 	if sc.Line() < r.Start && r != All {
-		return rows.Report{}, errs.Errorf(CodePastEOF, "START %d is past the end of %s, which has %d lines", r.Start, path, sc.Line())
+		return errs.Errorf(CodePastEOF, "START %d is past the end of %s, which has %d lines", r.Start, name, sc.Line())
 	}
-	adm.Flush() // into a bytes.Buffer, which cannot fail
-	rep := adm.Report()
-	if _, err := out.WriteTo(w); err != nil {
-		return rep, errs.Errorf(CodeRead, "writing output: %v", regfile.Cause(err))
+	if cut {
+		return rows.Incomplete(sink)
 	}
-	if rep.Omitted {
-		return rep, errs.IncompleteTokens(rows.TokenLimit)
+	return nil
+}
+
+// Result is a read as structured output: the rows admitted under a budget
+// and whether they are all the rows asked for.
+type Result struct {
+	Path     string        `json:"path" jsonschema:"the file as named"`
+	Start    int           `json:"start" jsonschema:"first line asked for"`
+	End      int           `json:"end,omitempty" jsonschema:"last line asked for; omitted for the whole file"`
+	Rows     []rows.Record `json:"rows" jsonschema:"verified rows, in order"`
+	Complete bool          `json:"complete" jsonschema:"false when the token budget left rows out"`
+}
+
+// Collect reads path within r into a Result under budget b. A result cut
+// short by the budget is returned with Complete false and no error.
+func Collect(ctx context.Context, path string, r Range, b rows.Budget, o Options) (*Result, error) {
+	c := rows.NewCollector(b)
+	err := Read(ctx, path, r, c, o)
+	if err != nil && !errs.Is(err, errs.Incomplete) {
+		return nil, err
 	}
-	return rep, nil
+	res := &Result{Path: path, Start: r.Start, Rows: c.Records, Complete: err == nil}
+	if r != All {
+		res.End = r.End
+	}
+	if res.Rows == nil {
+		res.Rows = []rows.Record{}
+	}
+	return res, nil
 }
 
 // open opens path for reading only if it is a regular file, without
-// blocking on a FIFO.
-func open(path string) (*os.File, error) {
+// blocking on a FIFO; under a root, through the root. It returns the name
+// to use in messages.
+func open(path string, root *workspace.Root) (*os.File, string, error) {
+	if root != nil {
+		clean, f, _, err := root.OpenFile(path)
+		return f, errs.Name(clean), err
+	}
+	name := errs.Name(path)
 	f, _, err := regfile.Open(os.Stat, os.OpenFile, path)
 	if e, ok := regfile.AsNotRegular(err); ok {
-		return nil, errs.Errorf(CodeNotRegular, "%s is %s; hread reads regular files only", path, e.Kind())
+		return nil, name, errs.Errorf(CodeNotRegular, "%s is %s; hread reads regular files only", name, e.Kind())
 	}
 	if err != nil {
-		return nil, openError(path, err)
+		return nil, name, openError(name, err)
 	}
-	return f, nil
+	return f, name, nil
 }
 
-func openError(path string, err error) error {
+func openError(name string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return errs.Errorf(CodeNotFound, "%s: no such file", path)
+		return errs.Errorf(CodeNotFound, "%s: no such file", name)
 	case errors.Is(err, fs.ErrPermission):
-		return errs.Errorf(CodePermission, "%s: permission denied", path)
+		return errs.Errorf(CodePermission, "%s: permission denied", name)
 	case errors.Is(err, syscall.ENOTDIR):
-		return errs.Errorf(CodeNotFound, "%s: a parent of this path is not a directory", path)
+		return errs.Errorf(CodeNotFound, "%s: a parent of this path is not a directory", name)
 	}
-	return errs.Errorf(CodeRead, "%s: %v", path, regfile.Cause(err))
+	return errs.Errorf(CodeRead, "%s: %v", name, regfile.Cause(err))
 }

@@ -26,7 +26,9 @@ var rangeTests = []struct {
 	{"0x1:5", Range{}, "positive base-10"},
 	{" 1:5", Range{}, "positive base-10"},
 	{"6:5", Range{}, "reversed"},
-	{"1:99999999999999999999", Range{}, "too large"},
+	{"1:99999999999999999999", Range{1, All.End}, ""},
+	{"3:999999999999999999999999999999", Range{3, All.End}, ""},
+	{"99999999999999999999:99999999999999999999", Range{}, "START is too large"},
 }
 
 func TestParseRange(t *testing.T) {

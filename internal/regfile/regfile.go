@@ -7,6 +7,7 @@ package regfile
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"syscall"
@@ -83,4 +84,52 @@ func Cause(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// ErrWouldBlock reports a regular file whose read would wait for data, as
+// a kernel interface such as /proc/kmsg does: it looks like an empty
+// regular file but is a stream.
+var ErrWouldBlock = errors.New("reading would block: the file is a kernel stream, not stored data")
+
+// Reader returns a reader of f, opened by Open, that never waits: f is in
+// non-blocking mode, and a read that the kernel would make wait fails with
+// ErrWouldBlock instead of parking in the runtime's poller (which would
+// wait forever on a pollable kernel file).
+func Reader(f *os.File) io.Reader {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return f
+	}
+	return &nbReader{rc: rc}
+}
+
+type nbReader struct {
+	rc syscall.RawConn
+}
+
+func (r *nbReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	var n int
+	var rerr error
+	err := r.rc.Read(func(fd uintptr) bool {
+		for {
+			n, rerr = syscall.Read(int(fd), p)
+			if rerr != syscall.EINTR {
+				return true // never wait for readiness
+			}
+		}
+	})
+	switch {
+	case err != nil:
+		return 0, err
+	case rerr == syscall.EAGAIN:
+		return 0, ErrWouldBlock
+	case rerr != nil:
+		return 0, rerr
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
 }

@@ -2,12 +2,14 @@ package regfile
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestOpen(t *testing.T) {
@@ -63,5 +65,46 @@ func TestOpenFIFOSwappedIn(t *testing.T) {
 	_, _, err = Open(lying, os.OpenFile, fifo)
 	if e, ok := AsNotRegular(err); !ok || e.Kind() != "a FIFO" {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// A pollable kernel file that has no data fails at once instead of hanging
+// (as /proc/kmsg would); a regular file reads to EOF as usual.
+func TestReaderNeverWaits(t *testing.T) {
+	if _, err := os.Stat("/proc/kmsg"); err != nil {
+		t.Skip("no /proc/kmsg here")
+	}
+	f, _, err := Open(os.Stat, os.OpenFile, "/proc/kmsg")
+	if err != nil {
+		t.Skipf("cannot open /proc/kmsg: %v", err) // not root
+	}
+	defer f.Close()
+	done := make(chan error, 1)
+	go func() {
+		// One byte: if the log has data, take as little of it as possible.
+		_, err := Reader(f).Read(make([]byte, 1))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil && !errors.Is(err, ErrWouldBlock) {
+			t.Fatalf("err = %v", err)
+		}
+		if err == nil {
+			t.Log("the kernel log had data")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("reading /proc/kmsg hung")
+	}
+
+	name := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(name, []byte("hello"), 0o644)
+	g, _, err := Open(os.Stat, os.OpenFile, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if b, err := io.ReadAll(Reader(g)); err != nil || string(b) != "hello" {
+		t.Errorf("read %q, %v", b, err)
 	}
 }

@@ -9,6 +9,7 @@ package rows
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -43,6 +44,7 @@ type Scanner struct {
 	base  int64 // input offset of buf[0]
 	eof   bool
 	err   error
+	ctx   context.Context // checked before each read; nil: never cancelled
 
 	// skipLF is set when a line ended in CR at the end of the buffered data:
 	// an LF at the start of the next read belongs to the same terminator.
@@ -57,6 +59,14 @@ type Scanner struct {
 // NewScanner returns a Scanner reading from r.
 func NewScanner(r io.Reader) *Scanner {
 	return &Scanner{r: r, buf: make([]byte, bufSize)}
+}
+
+// WithContext makes the scanner stop with ctx's error, checked before each
+// read of the input (every 256 KiB), so a cancelled caller does not finish
+// a large scan. It returns s.
+func (s *Scanner) WithContext(ctx context.Context) *Scanner {
+	s.ctx = ctx
+	return s
 }
 
 // Scan advances to the next line, keeping at most keep bytes of its text.
@@ -169,6 +179,10 @@ func (s *Scanner) fill() bool {
 			return false
 		}
 		// Keep only the unvalidated tail (at most 3 bytes).
+		if s.ctx != nil && s.ctx.Err() != nil {
+			s.err = s.ctx.Err()
+			return false
+		}
 		n := copy(s.buf, s.buf[s.pos:s.end])
 		s.base += int64(s.pos)
 		s.pos, s.valid, s.end = 0, 0, n

@@ -3,6 +3,7 @@ package rows
 import (
 	"io"
 
+	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/jsonstr"
 )
 
@@ -35,12 +36,25 @@ func AppendPrinted(dst []byte, r Row) []byte {
 	return AppendRow(dst, r.Line, r.Text)
 }
 
+// Incomplete is the error an engine returns when sink refused a row: the
+// result holds what fit. A sink with a budget (Printer, Collector) names
+// its limit, as the shell commands print it.
+func Incomplete(sink Sink) *errs.Error {
+	if b, ok := sink.(interface{ Budget() Budget }); ok {
+		return errs.IncompleteTokens(b.Budget().Limit)
+	}
+	return errs.New(errs.Incomplete, "the result was cut short")
+}
+
 // Printer is the text sink of the shell commands: printed rows under token
 // admission.
 type Printer struct {
 	adm *Admitter
 	buf []byte
 }
+
+// Budget returns the printer's admission rule.
+func (p *Printer) Budget() Budget { return p.adm.budget }
 
 // NewPrinter returns a Printer writing to w under budget b.
 func NewPrinter(w io.Writer, b Budget) *Printer {
@@ -87,6 +101,9 @@ type Collector struct {
 func NewCollector(b Budget) *Collector {
 	return &Collector{adm: NewAdmitter(io.Discard, b)}
 }
+
+// Budget returns the collector's admission rule.
+func (c *Collector) Budget() Budget { return c.adm.budget }
 
 // Put keeps r if its printed form fits.
 func (c *Collector) Put(r Row) (bool, error) {

@@ -221,12 +221,13 @@ func (r *Root) Stat(req string) (string, fs.FileInfo, error) {
 	return clean, fi, notRegular(clean, regfile.Check(fi))
 }
 
-// ReadFile resolves req, opens it through the root without blocking, checks
-// that it is a regular file and reads all of it.
-func (r *Root) ReadFile(req string) (string, []byte, error) {
+// OpenFile resolves req and opens it through the root without blocking,
+// checking that it is a regular file. The caller closes the file; read it
+// through regfile.Reader, which never waits on a kernel stream.
+func (r *Root) OpenFile(req string) (string, *os.File, fs.FileInfo, error) {
 	clean, target, root, err := r.locate(req)
 	if err != nil {
-		return clean, nil, err
+		return clean, nil, nil, err
 	}
 	defer root.Close()
 	f, fi, err := regfile.Open(root.Stat, root.OpenFile, target)
@@ -234,12 +235,22 @@ func (r *Root) ReadFile(req string) (string, []byte, error) {
 		if _, ok := regfile.AsNotRegular(err); !ok {
 			err = r.openError(clean, err)
 		}
-		return clean, nil, notRegular(clean, err)
+		return clean, nil, nil, notRegular(clean, err)
+	}
+	return clean, f, fi, nil
+}
+
+// ReadFile resolves req, opens it as OpenFile does and reads all of it.
+func (r *Root) ReadFile(req string) (string, []byte, error) {
+	clean, f, fi, err := r.OpenFile(req)
+	if err != nil {
+		return clean, nil, err
 	}
 	defer f.Close()
+	rd := regfile.Reader(f)
 	data := make([]byte, 0, fi.Size()+1)
 	for {
-		n, err := f.Read(data[len(data):cap(data)])
+		n, err := rd.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
 		if err == io.EOF {
 			return clean, data, nil
