@@ -25,6 +25,12 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	// The go command of rowkitBin keeps the real build and module caches.
+	if out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output(); err == nil {
+		for i, v := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			os.Setenv([]string{"GOCACHE", "GOMODCACHE", "GOPATH"}[i], v)
+		}
+	}
 	for k, v := range map[string]string{
 		"HOME": home, "GIT_CONFIG_NOSYSTEM": "1",
 		"GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@example.com",

@@ -248,6 +248,15 @@ func processGone(pid int, within time.Duration) bool {
 
 func readPid(t testing.TB, path string, within time.Duration) int {
 	t.Helper()
+	pid := waitPid(path, within)
+	if pid == 0 {
+		t.Fatalf("%s was not written", path)
+	}
+	return pid
+}
+
+// waitPid reads the pid a test command writes to path, or returns 0.
+func waitPid(path string, within time.Duration) int {
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		b, err := os.ReadFile(path)
@@ -260,7 +269,6 @@ func readPid(t testing.TB, path string, within time.Duration) int {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("%s was not written", path)
 	return 0
 }
 
