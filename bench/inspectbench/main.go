@@ -34,6 +34,9 @@ func main() {
 	sample := flag.Int("sample", 400, "files in the one-process-per-file sample")
 	typical := flag.String("typical", "", "comma-separated files of about 500 lines for the single-call latency")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of one engine run to this file")
+	perLang := flag.Int("perlang", 0, "files per language for issue 10's per-language target (0: skip)")
+	tsparse := flag.String("tsparse", "", "tree-sitter C parser (bench/tsparse/parse.c), for -perlang")
+	wholeCorpus := flag.Bool("whole", true, "also time the whole corpus in one process (the earlier target)")
 	flag.Parse()
 	files, err := readList(*list)
 	if err != nil {
@@ -57,6 +60,14 @@ func main() {
 		pprof.StopCPUProfile()
 		f.Close()
 		byExt(files)
+		return
+	}
+
+	if *perLang > 0 {
+		perLanguage(files, *perLang, *runs, *inspectFile, *ctags, *tsparse)
+		fmt.Println()
+	}
+	if !*wholeCorpus {
 		return
 	}
 
@@ -136,17 +147,17 @@ func runEngine(files []string) (d time.Duration, entries, truncated, partial, fa
 			failed++
 			continue
 		}
-		data, err := inspect.OutlineSource(f, src)
+		data, err := inspect.OutlineSource(context.Background(), f, src)
 		if err != nil {
 			failed++ // not UTF-8
 			continue
 		}
-		res, out, err := inspect.NewResult(data)
+		res, err := inspect.NewResult(data)
 		if err != nil {
 			failed++
 			continue
 		}
-		io.Discard.Write(out)
+		io.Discard.Write(res.AppendJSON(nil))
 		entries += len(res.Data.Outline)
 		if res.Truncation != nil {
 			truncated++
@@ -170,9 +181,9 @@ func runEngineParallel(files []string, workers int) time.Duration {
 				if err != nil {
 					continue
 				}
-				if data, err := inspect.OutlineSource(f, src); err == nil {
-					if _, out, err := inspect.NewResult(data); err == nil {
-						io.Discard.Write(out)
+				if data, err := inspect.OutlineSource(context.Background(), f, src); err == nil {
+					if res, err := inspect.NewResult(data); err == nil {
+						io.Discard.Write(res.AppendJSON(nil))
 					}
 				}
 			}
@@ -319,7 +330,7 @@ func byExt(files []string) {
 			continue
 		}
 		start := time.Now()
-		if d, err := inspect.OutlineSource(f, src); err == nil {
+		if d, err := inspect.OutlineSource(context.Background(), f, src); err == nil {
 			inspect.NewResult(d)
 		}
 		ext := filepath.Ext(f)

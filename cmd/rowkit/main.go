@@ -10,7 +10,6 @@ import (
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/cmd"
 	"github.com/rowkit/rowkit/internal/grep"
-	"github.com/rowkit/rowkit/internal/inspect"
 	"github.com/rowkit/rowkit/internal/review"
 )
 
@@ -19,7 +18,7 @@ var commands = []*cli.Command{
 	cmd.Hread,
 	grep.Command,
 	review.Command,
-	inspect.Command,
+	cmd.Inspect,
 	cmd.MCP,
 }
 

@@ -19,7 +19,7 @@ func seed(f *testing.F, cases []outlineCase) {
 }
 
 func fuzzOutline(t *testing.T, name string, src []byte) {
-	d, err := OutlineSource(name, src)
+	d, err := OutlineSource(ctx, name, src)
 	if err != nil {
 		var ee *rows.EncodingError
 		if !errors.As(err, &ee) {

@@ -17,36 +17,30 @@ package inspect
 //     *Server, *T[P], Map[K,V].
 //
 // parse_complete is false when go/parser reports any error; whatever it
-// recovered is still outlined.
+// recovered is still outlined. A lone CR ends a line here as it ends a
+// row (go/parser alone would read it as white space, and a file whose lines
+// end in lone CRs as one line).
 
 import (
+	"context"
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"strconv"
 	"strings"
+
+	"github.com/rowkit/rowkit/internal/lang"
 )
 
-func outlineGo(src []byte) ([]Entry, bool) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "", src, parser.SkipObjectResolution|parser.AllErrors)
-	if f == nil {
-		return nil, false
-	}
-	tf := fset.File(f.Pos())
-	if tf == nil {
-		return nil, err == nil
-	}
-	off := func(p token.Pos) int {
-		if !p.IsValid() {
-			return 0
-		}
-		return tf.Offset(p)
+func outlineGo(ctx context.Context, src []byte) ([]Entry, bool, error) {
+	g, err := lang.ParseGo(ctx, src)
+	if err != nil {
+		return nil, false, err
 	}
 	var out []Entry
 	add := func(kind, name, recv string, from, to token.Pos) {
-		out = append(out, Entry{Kind: kind, Name: name, Receiver: recv, start: off(from), end: off(to)})
+		out = append(out, newEntry(kind, name, recv, g.Offset(from), g.Offset(to)))
 	}
+	f := g.AST
 	for _, decl := range f.Decls {
 		switch d := decl.(type) {
 		case *ast.GenDecl:
@@ -97,7 +91,7 @@ func outlineGo(src []byte) ([]Entry, bool) {
 			add(KindMethod, d.Name.Name, recv, d.Pos(), d.End())
 		}
 	}
-	return out, err == nil
+	return out, g.Complete(), nil
 }
 
 // receiverText renders a receiver type without spaces or comments.

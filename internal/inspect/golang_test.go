@@ -93,8 +93,16 @@ func _() {}
 	name: "CRLF and lone CR line endings",
 	file: "x.go",
 	src:  "package p\r\n\r\nfunc A() {\r\n}\r\nfunc B() {\r}\n// c\rfunc C() {}\n",
-	// A lone CR is white space to Go but ends a row: B spans two rows,
-	// and "// c\rfunc C() {}" is one comment to Go, so there is no C.
-	want:     []string{"function A 3-4", "function B 5-6"},
+	// A lone CR ends a row, and here a line of Go too: the comment ends
+	// at it, and C is the declaration on the next row.
+	want:     []string{"function A 3-4", "function B 5-6", "function C 8-8"},
+	complete: true,
+}, {
+	// Issue 10: lone CRs only. go/parser alone reads the file as one line
+	// and cannot even find the import.
+	name:     "lone CR line endings throughout",
+	file:     "x.go",
+	src:      "package p\r\rimport (\r\t\"fmt\"\r\t\"os\"\r)\r\r// Doc.\rfunc Main() {\r\tfmt.Println(os.Args)\r}\r\rtype T struct {\r\tA int\r}\r\rfunc (t *T) M() {}\r",
+	want:     []string{"import fmt 4-4", "import os 5-5", "function Main 9-11", "type T 13-15", "method M *T 17-17"},
 	complete: true,
 }}

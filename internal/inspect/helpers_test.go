@@ -2,8 +2,10 @@ package inspect
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -25,7 +27,7 @@ func runOutlineCases(t *testing.T, cases []outlineCase) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			d, err := OutlineSource(c.file, []byte(c.src))
+			d, err := OutlineSource(ctx, c.file, []byte(c.src))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,17 +47,19 @@ func runOutlineCases(t *testing.T, cases []outlineCase) {
 func brief(es []Entry) []string {
 	var out []string
 	for _, e := range es {
-		s := e.Kind + " " + e.Name
 		if e.Kind == KindJSON {
-			s = fmt.Sprintf("json %q %s", e.Pointer, e.ValueType)
+			s := fmt.Sprintf("json %q %s", *e.Pointer, e.ValueType)
+			out = append(out, fmt.Sprintf("%s %d-%d", s, e.Span.Start.Line, e.Span.End.Line))
+			continue
 		}
+		s := e.Kind + " " + *e.Name
 		if e.Kind == KindMethod {
-			s += " " + e.Receiver
+			s += " " + *e.Receiver
 		}
 		if e.Kind == KindHeading {
 			s += fmt.Sprintf(" %d", e.Level)
 		}
-		out = append(out, fmt.Sprintf("%s %d-%d", s, e.Line.Line, e.LineEnd.Line))
+		out = append(out, fmt.Sprintf("%s %d-%d", s, e.Span.Start.Line, e.Span.End.Line))
 	}
 	return out
 }
@@ -84,11 +88,14 @@ func sourceLines(src []byte) [][]byte {
 func checkData(t *testing.T, d Data, src []byte) {
 	t.Helper()
 	lines := sourceLines(src)
-	if d.LineCount != len(lines) {
-		t.Errorf("line_count = %d, want %d", d.LineCount, len(lines))
+	if d.LineCount == nil || *d.LineCount != len(lines) {
+		t.Errorf("line_count = %v, want %d", d.LineCount, len(lines))
 	}
 	for i, e := range d.Outline {
-		for _, r := range []rows.Ref{e.Line, e.LineEnd} {
+		if e.Line != e.Span.Start.String() || e.LineEnd != e.Span.End.String() {
+			t.Errorf("entry %d: rows %s..%s but span %v", i, e.Line, e.LineEnd, e.Span)
+		}
+		for _, r := range []rows.Ref{e.Span.Start, e.Span.End} {
 			if r.Line < 1 || r.Line > len(lines) {
 				t.Fatalf("entry %d: line %d out of range 1..%d", i, r.Line, len(lines))
 			}
@@ -96,19 +103,19 @@ func checkData(t *testing.T, d Data, src []byte) {
 				t.Errorf("entry %d: row %v, want %v", i, r, want)
 			}
 		}
-		if e.LineEnd.Line < e.Line.Line {
+		if e.Span.End.Line < e.Span.Start.Line {
 			t.Errorf("entry %d: span %v..%v ends before it starts", i, e.Line, e.LineEnd)
 		}
 		if e.Kind != KindJSON && e.Kind != KindImport && e.Kind != KindFrontmatter {
 			// A name is taken from the entry's own lines (import paths and
 			// YAML keys are decoded, so they may be spelled differently).
-			text := bytes.Join(lines[e.Line.Line-1:e.LineEnd.Line], []byte("\n"))
-			if !bytes.Contains(text, []byte(e.Name)) {
-				t.Errorf("entry %d: name %q is not in its span %v..%v", i, e.Name, e.Line, e.LineEnd)
+			text := bytes.Join(lines[e.Span.Start.Line-1:e.Span.End.Line], []byte("\n"))
+			if !bytes.Contains(text, []byte(*e.Name)) {
+				t.Errorf("entry %d: name %q is not in its span %v", i, *e.Name, e.Span)
 			}
 		}
 	}
-	res, out, err := NewResult(d)
+	res, out, err := newResultJSON(d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +163,37 @@ func checkEnvelope(t *testing.T, out []byte, res *Result) {
 			}
 		}
 	}
-	if m, err := res.MarshalJSON(); err != nil || string(m)+"\n" != string(out) {
-		t.Errorf("MarshalJSON differs from the output")
+	checkSameJSON(t, out, res)
+}
+
+// ctx is the context of every test that is not about cancellation.
+var ctx = context.Background()
+
+// newResultJSON returns the result of d and its exact encoding.
+func newResultJSON(d Data) (*Result, []byte, error) {
+	res, err := NewResult(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, res.AppendJSON(nil), nil
+}
+
+// checkSameJSON checks that the command's bytes and the encoding/json form
+// of its result (what an MCP server sends) decode to the same value.
+func checkSameJSON(t *testing.T, out []byte, res *Result) {
+	t.Helper()
+	m, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b any
+	if err := json.Unmarshal(out, &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(m, &b); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("the encodings differ:\n command %s\n json    %s", out, m)
 	}
 }

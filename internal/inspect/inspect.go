@@ -1,210 +1,211 @@
-// Package inspect owns the structural outline of a workspace file: which
-// formats it understands, how each one is projected onto a flat,
+// Package inspect owns the structural outline of a workspace file: how
+// each format of the registry (package lang) is projected onto a flat,
 // source-ordered list of navigation entries, and the bounded JSON document
 // that reports it (REQ-INSPECT-001).
 //
 // Every entry's span is given as verified rows (LINE:HASH of its first and
-// last line), computed from byte offsets against the file's logical lines,
-// never from a parser's own line numbers. No entry carries source text
-// beyond a name: no bodies, values, comments or fields.
+// last line), computed from byte offsets against the file's logical lines
+// (rows.Index), never from a parser's own line numbers. No entry carries
+// source text beyond a name: no bodies, values, comments or fields.
 //
-// Formats are chosen by exact, case-sensitive extension:
+// Formats are chosen by exact, case-sensitive extension (lang.Lookup):
 //
-//	.go                                  code, go        (go/parser)
-//	.py .pyi                             code, python    (tree-sitter)
-//	.ts .mts .cts .d.ts .d.mts .d.cts    code, typescript (tree-sitter)
-//	.tsx                                 code, tsx       (tree-sitter)
-//	.js .jsx .mjs .cjs                   code, javascript (tree-sitter, JSX)
-//	.md                                  markdown        (goldmark, yaml)
-//	.json                                json            (own scanner)
+//	.go                                  code, language go          (go/parser)
+//	.py .pyi                             code, language python      (tree-sitter)
+//	.ts .mts .cts .d.ts .d.mts .d.cts    code, language typescript  (tree-sitter)
+//	.tsx                                 code, language typescript  (tree-sitter, TSX)
+//	.js .jsx .mjs .cjs                   code, language javascript  (tree-sitter, JSX)
+//	.md                                  markdown, language null    (goldmark, yaml)
+//	.json                                json, language null        (own scanner)
 //
 // Any other file is kind "none": it is confined and checked to be regular
 // by stat alone, and never opened or read.
 //
+// A lone CR ends a line in every format, for the parser as for the rows.
+// JavaScript with a syntax error is parsed again with the TSX grammar,
+// whose JSX accepts attributes spelled like reserved words (class=, for=);
+// the tree with fewer bytes in error is outlined (see package lang).
+//
+// Partial parses never lose an entry silently: parse_complete is false
+// whenever the parser needed error recovery, and the outline is what it
+// recovered. The pinned TypeScript grammar reports four valid constructs
+// as errors (variance annotations such as interface I<out T>, an anonymous
+// default-exported overload signature, type arguments after a member of
+// import() in a type, keyof readonly T[]); for these the file is marked
+// incomplete but every named declaration around them is still outlined
+// (the anonymous overload names nothing and is left out like any anonymous
+// default export). Tests keep both facts.
+//
+// Inspect is the engine: a context (cancellation stops a tree-sitter parse
+// in progress) and a workspace root in, a *Result or an *errs.Error out.
+// Result marshals with encoding/json to the same JSON value as the bytes
+// inspect_file prints (AppendJSON, which keeps field order and does not
+// escape HTML).
+//
 // The projection rules of each language are documented in its file
-// (golang.go, python.go, script.go, markdown.go, jsondoc.go).
+// (golang.go, python.go, ecmascript.go, markdown.go, jsondoc.go).
 package inspect
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/rowkit/rowkit/internal/errs"
-	"github.com/rowkit/rowkit/internal/jsonstr"
+	"github.com/rowkit/rowkit/internal/lang"
 	"github.com/rowkit/rowkit/internal/rows"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
 
 // Document kinds.
 const (
-	KindCode     = "code"
-	KindMarkdown = "markdown"
+	KindCode     = lang.KindCode
+	KindMarkdown = lang.KindMarkdown
 	KindNone     = "none"
 	// KindJSON (an entry kind) is also the document kind of .json files.
 )
 
-// Failure codes, beyond the workspace's.
+// Failure codes of inspect's own; the others are package errs' shared
+// codes (usage, not_found, not_regular, not_utf8, outside_workspace, read).
 const (
-	CodeUsage       = "usage"
-	CodeNotUTF8     = "not_utf8"
-	CodeParse       = "parse"
-	CodeOutputLimit = "output_limit"
+	CodeParse       = "parse"        // a parser failed outright
+	CodeOutputLimit = "output_limit" // not even an empty outline fits
 )
 
-// Failure is a failed inspection: the failure document of inspect_file.
-type Failure struct {
-	Path    *string // the path as given, nil when there was not exactly one
-	Code    string
-	Message string
+// outliners project each format of the registry. An outliner fails only
+// when ctx is done.
+var outliners = map[*lang.Format]func(ctx context.Context, src []byte) (entries []Entry, complete bool, err error){
+	lang.Go:         outlineGo,
+	lang.Python:     outlinePython,
+	lang.TypeScript: outlineScript(lang.TypeScript),
+	lang.TSX:        outlineScript(lang.TSX),
+	lang.JavaScript: outlineScript(lang.JavaScript),
+	lang.Markdown:   plain(outlineMarkdown),
+	lang.JSON:       plain(outlineJSON),
 }
 
-func (f *Failure) Error() string { return f.Code + ": " + f.Message }
-
-// AppendJSON appends the failure document, one line ending in LF.
-func (f *Failure) AppendJSON(dst []byte) []byte {
-	dst = append(dst, `{"ok":false,"path":`...)
-	if f.Path == nil {
-		dst = append(dst, "null"...)
-	} else {
-		dst = jsonstr.Append(dst, *f.Path)
+// plain adapts an outliner that runs in one quick pass over the source.
+func plain(fn func(src []byte) ([]Entry, bool)) func(context.Context, []byte) ([]Entry, bool, error) {
+	return func(_ context.Context, src []byte) ([]Entry, bool, error) {
+		entries, complete := fn(src)
+		return entries, complete, nil
 	}
-	dst = append(dst, `,"error":{"code":`...)
-	dst = jsonstr.Append(dst, f.Code)
-	dst = append(dst, `,"message":`...)
-	dst = jsonstr.Append(dst, f.Message)
-	return append(dst, "}}\n"...)
 }
 
-// MarshalJSON returns the encoding without its final LF.
-func (f *Failure) MarshalJSON() ([]byte, error) {
-	b := f.AppendJSON(nil)
-	return b[:len(b)-1], nil
-}
-
-// format is one supported file format.
-type format struct {
-	kind, language string
-	outline        func(src []byte) (entries []Entry, complete bool)
-}
-
-var (
-	goFormat         = &format{KindCode, "go", outlineGo}
-	pythonFormat     = &format{KindCode, "python", outlinePython}
-	typescriptFormat = &format{KindCode, "typescript", outlineTypeScript}
-	tsxFormat        = &format{KindCode, "tsx", outlineTSX}
-	javascriptFormat = &format{KindCode, "javascript", outlineJavaScript}
-	markdownFormat   = &format{KindMarkdown, "markdown", outlineMarkdown}
-	jsonFormat       = &format{KindJSON, "json", outlineJSON}
-)
-
-// formats maps an exact extension to its format. The .d.* declaration
-// extensions end in .ts, .mts and .cts and so need no entries of their own.
-var formats = map[string]*format{
-	".go":   goFormat,
-	".py":   pythonFormat,
-	".pyi":  pythonFormat,
-	".ts":   typescriptFormat,
-	".mts":  typescriptFormat,
-	".cts":  typescriptFormat,
-	".tsx":  tsxFormat,
-	".js":   javascriptFormat,
-	".jsx":  javascriptFormat,
-	".mjs":  javascriptFormat,
-	".cjs":  javascriptFormat,
-	".md":   markdownFormat,
-	".json": jsonFormat,
-}
-
-// formatOf returns the format of a file name, or nil. The extension is the
-// base name from its last dot, ignoring leading dots (".go" alone has no
-// extension), as Node's path.extname does.
-func formatOf(name string) *format {
-	base := name[strings.LastIndexByte(name, '/')+1:]
-	base = strings.TrimLeft(base, ".")
-	i := strings.LastIndexByte(base, '.')
-	if i < 0 {
-		return nil
+// Inspect outlines the file req, a path relative to root, and returns the
+// result bounded to MaxOutputBytes. Failures are *errs.Error values whose
+// codes are the failure codes of inspect_file; a done ctx stops the work
+// between phases and inside a tree-sitter parse (code cancelled).
+func Inspect(ctx context.Context, root *workspace.Root, req string) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, cancelled(err)
 	}
-	return formats[base[i:]]
-}
-
-// Inspect outlines the workspace file req. It returns the result and its
-// exact encoding, or a *Failure.
-func Inspect(ws *workspace.Root, req string) (*Result, []byte, error) {
-	fail := func(err error) (*Result, []byte, error) {
-		var we *errs.Error
-		if errors.As(err, &we) {
-			return nil, nil, &Failure{Path: &req, Code: we.Code, Message: we.Msg}
-		}
-		return nil, nil, err
-	}
-	f := formatOf(req)
+	f := lang.Lookup(req)
 	if f == nil {
-		clean, fi, err := ws.Stat(req)
+		clean, fi, err := root.Stat(req)
 		if err != nil {
-			return fail(err)
+			return nil, err // coded by workspace
 		}
 		return NewResult(Data{Path: clean, Kind: KindNone, SizeBytes: fi.Size(), ParseComplete: true})
 	}
-	clean, src, err := ws.ReadFile(req)
+	clean, src, err := root.ReadFile(req)
 	if err != nil {
-		return fail(err)
+		return nil, err // coded by workspace
 	}
-	d, err := outline(f, clean, src)
+	d, err := outline(ctx, f, clean, src)
 	if err != nil {
-		var ee *rows.EncodingError
-		if errors.As(err, &ee) {
-			return nil, nil, &Failure{Path: &req, Code: CodeNotUTF8,
-				Message: clean + " is not valid UTF-8: invalid byte at offset " + itoa(ee.Offset)}
+		if ee, ok := rows.IsEncoding(err); ok {
+			return nil, errs.New(errs.NotUTF8, clean+" is not valid UTF-8: invalid byte at offset "+strconv.FormatInt(ee.Offset, 10))
 		}
-		return nil, nil, &Failure{Path: &req, Code: CodeParse, Message: err.Error()}
+		return nil, err
 	}
-	res, out, err := NewResult(d)
-	if f, ok := err.(*Failure); ok {
-		f.Path = &req
-	}
-	return res, out, err
+	return NewResult(d)
 }
 
-// Supported reports whether a file name has a format with an outline.
-func Supported(name string) bool { return formatOf(name) != nil }
+func cancelled(err error) error {
+	return errs.New(errs.Cancelled, "the inspection was cancelled: "+err.Error())
+}
 
 // OutlineSource outlines src as the file name says, without touching the
 // file system: the engine behind Inspect, for benchmarks and embedders. It
-// returns a *rows.EncodingError for invalid UTF-8, and an error for a name
-// without a supported format.
-func OutlineSource(name string, src []byte) (Data, error) {
-	f := formatOf(name)
+// returns a *rows.EncodingError for invalid UTF-8, and an *errs.Error for
+// a name without a supported format or a done ctx.
+func OutlineSource(ctx context.Context, name string, src []byte) (Data, error) {
+	f := lang.Lookup(name)
 	if f == nil {
-		return Data{}, errors.New(name + " has no supported format")
+		return Data{}, errs.New(errs.Usage, name+" has no supported format")
 	}
-	return outline(f, name, src)
+	return outline(ctx, f, name, src)
 }
 
 // outline projects src in format f. A panic in a parser becomes a parse
 // failure rather than a crash.
-func outline(f *format, path string, src []byte) (d Data, err error) {
-	x, err := indexLines(src)
+func outline(ctx context.Context, f *lang.Format, path string, src []byte) (d Data, err error) {
+	x, err := rows.NewIndex(src)
 	if err != nil {
 		return Data{}, err
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			d, err = Data{}, fmt.Errorf("the %s parser failed on %s: %v", f.language, path, p)
+			d, err = Data{}, errs.New(CodeParse, fmt.Sprintf("the %s parser failed on %s: %v", f.Name, path, p))
 		}
 	}()
-	entries, complete := f.outline(src)
-	return Data{
+	entries, complete, err := outliners[f](ctx, src)
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		if _, ok := errs.As(err); ok {
+			return Data{}, err
+		}
+		return Data{}, cancelled(err)
+	}
+	n := x.Count()
+	d = Data{
 		Path:          path,
-		Kind:          f.kind,
-		Language:      f.language,
+		Kind:          f.Kind,
 		SizeBytes:     int64(len(src)),
-		LineCount:     x.count(),
+		LineCount:     &n,
 		ParseComplete: complete,
-		Outline:       x.place(entries),
-	}, nil
+		Outline:       place(x, entries),
+	}
+	if f.Language != "" {
+		d.Language = &f.Language
+	}
+	return d, nil
 }
 
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+// place sets the entries' rows from their byte spans and drops any entry
+// that falls on no line (only possible in an empty file). Trailing white
+// space and terminators inside a span do not extend it.
+func place(x *rows.Index, entries []Entry) []Entry {
+	out := entries[:0]
+	if x.Count() == 0 {
+		return out
+	}
+	src := x.Src()
+	for _, e := range entries {
+		start, end := max(e.start, 0), min(e.end, len(src))
+		for end > start+1 && isSpaceByte(src[end-1]) {
+			end--
+		}
+		if end <= start {
+			end = start + 1
+		}
+		a, b := x.LineAt(start), x.LineAt(end-1)
+		if a < 1 {
+			a = 1
+		}
+		if b < a {
+			b = a
+		}
+		e.Span = rows.Span{Start: x.Ref(a), End: x.Ref(b)}
+		e.Line, e.LineEnd = e.Span.Start.String(), e.Span.End.String()
+		out = append(out, e)
+	}
+	return out
+}
+
+func isSpaceByte(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}

@@ -286,7 +286,7 @@ func (s *jsonScanner) value(t jsonTok, seg []byte) {
 	idx := -1
 	if s.budget <= MaxOutputBytes {
 		idx = len(s.out)
-		s.out = append(s.out, Entry{Kind: KindJSON, Pointer: string(s.ptr), ValueType: typ, start: s.tokStart, end: s.pos})
+		s.out = append(s.out, jsonEntry(string(s.ptr), typ, s.tokStart, s.pos))
 		s.budget += jsonEntryFloor + len(s.ptr)
 	}
 	if t == jObjOpen || t == jArrOpen {
@@ -559,4 +559,8 @@ func validNumber(b []byte) bool {
 		}
 	}
 	return i == len(b)
+}
+
+func jsonEntry(pointer, valueType string, start, end int) Entry {
+	return Entry{Kind: KindJSON, Pointer: &pointer, ValueType: valueType, start: start, end: end}
 }

@@ -33,6 +33,8 @@ import (
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rowkit/rowkit/internal/lang"
 )
 
 // mdParser recognises block structure only: inline syntax cannot create or
@@ -44,7 +46,7 @@ var mdParser = parser.NewParser(
 )
 
 func outlineMarkdown(src []byte) ([]Entry, bool) {
-	norm := normalizeCR(src)
+	norm := lang.LoneCRAsLF(src)
 	var out []Entry
 	complete := true
 	body := 0
@@ -69,7 +71,7 @@ func outlineMarkdown(src []byte) ([]Entry, bool) {
 			seg := lines.At(0)
 			name = strings.TrimSpace(string(norm[body+seg.Start : body+seg.Stop]))
 		}
-		out = append(out, Entry{Kind: KindHeading, Name: name, Level: h.Level, start: body + pos, end: body + pos + 1})
+		out = append(out, withLevel(newEntry(KindHeading, name, "", body+pos, body+pos+1), h.Level))
 		return ast.WalkSkipChildren, nil
 	})
 	return out, complete
@@ -87,29 +89,6 @@ func isATX(b []byte) bool {
 		return false
 	}
 	return n == len(b) || b[n] == ' ' || b[n] == '\t' || b[n] == '\n' || b[n] == '\r'
-}
-
-// normalizeCR returns src with every lone CR replaced by LF, so that
-// parsers that know only LF (and CRLF) see the same lines as verified rows.
-// Offsets are unchanged; src itself is returned when it has no lone CR.
-func normalizeCR(src []byte) []byte {
-	i := bytes.IndexByte(src, '\r')
-	if i < 0 {
-		return src
-	}
-	var out []byte
-	for ; i < len(src); i++ {
-		if src[i] == '\r' && (i+1 == len(src) || src[i+1] != '\n') {
-			if out == nil {
-				out = bytes.Clone(src)
-			}
-			out[i] = '\n'
-		}
-	}
-	if out == nil {
-		return src
-	}
-	return out
 }
 
 // frontmatter finds a closed initial "---" block in src (lone CRs already
@@ -194,7 +173,7 @@ func outlineFrontmatter(src []byte, content [2]int) ([]Entry, bool) {
 			end = lineStart(nl)
 		}
 		start := lineStart(k.Line)
-		out = append(out, Entry{Kind: KindFrontmatter, Name: k.Value, start: start, end: trimYAMLTail(src, start, end)})
+		out = append(out, newEntry(KindFrontmatter, k.Value, "", start, trimYAMLTail(src, start, end)))
 	}
 	return out, complete
 }
@@ -242,3 +221,5 @@ func yamlLineStarts(b []byte) []int {
 	}
 	return starts
 }
+
+func withLevel(e Entry, level int) Entry { e.Level = level; return e }

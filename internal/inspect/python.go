@@ -22,20 +22,24 @@ package inspect
 //     directly in a top-level class body, receiver the class name. A
 //     decorated definition spans from its first decorator.
 //
+// Every span ends at the last token of code: tree-sitter puts a comment at
+// body indentation after the last statement into the body, but a span is an
+// edit target and stops before such comments, as in the other languages.
+//
 // parse_complete is false when the tree has error or missing nodes; the
 // statements tree-sitter recovered around them are still outlined.
 
 import (
+	"context"
 	"strings"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
-	tspython "github.com/tree-sitter/tree-sitter-python/bindings/go"
+
+	"github.com/rowkit/rowkit/internal/lang"
 )
 
-var pythonLanguage = sitter.NewLanguage(tspython.Language())
-
-func outlinePython(src []byte) ([]Entry, bool) {
-	return outlineTree(pythonLanguage, src, pyStatements) // Python reads a lone CR as a line break
+func outlinePython(ctx context.Context, src []byte) ([]Entry, bool, error) {
+	return outlineTree(ctx, lang.Python, src, pyStatements)
 }
 
 // pyStatements outlines the module-scope statements among n's children.
@@ -49,16 +53,16 @@ func pyStatement(src []byte, st *sitter.Node, out *[]Entry) {
 	switch st.Kind() {
 	case "import_statement", "future_import_statement":
 		for _, name := range fieldChildren(st, "name") {
-			*out = append(*out, spanEntry(KindImport, pyImportName(src, name, true), "", st))
+			*out = append(*out, pyEntry(KindImport, pyImportName(src, name, true), "", st))
 		}
 	case "import_from_statement":
 		names := fieldChildren(st, "name")
 		for _, name := range names {
-			*out = append(*out, spanEntry(KindImport, pyImportName(src, name, false), "", st))
+			*out = append(*out, pyEntry(KindImport, pyImportName(src, name, false), "", st))
 		}
 		for _, ch := range namedChildren(st) {
 			if ch.Kind() == "wildcard_import" {
-				*out = append(*out, spanEntry(KindImport, "*", "", st))
+				*out = append(*out, pyEntry(KindImport, "*", "", st))
 			}
 		}
 	case "expression_statement":
@@ -67,18 +71,18 @@ func pyStatement(src []byte, st *sitter.Node, out *[]Entry) {
 				var names []string
 				pyAssignment(src, ch, &names)
 				for _, name := range names {
-					*out = append(*out, spanEntry(KindVariable, name, "", st))
+					*out = append(*out, pyEntry(KindVariable, name, "", st))
 				}
 			}
 		}
 	case "type_alias_statement":
 		if left := st.ChildByFieldName("left"); left != nil {
 			if id := firstIdentifier(left); id != nil {
-				*out = append(*out, spanEntry(KindType, nodeText(src, id), "", st))
+				*out = append(*out, pyEntry(KindType, nodeText(src, id), "", st))
 			}
 		}
 	case "function_definition":
-		*out = append(*out, spanEntry(KindFunction, nodeText(src, st.ChildByFieldName("name")), "", st))
+		*out = append(*out, pyEntry(KindFunction, nodeText(src, st.ChildByFieldName("name")), "", st))
 	case "class_definition":
 		pyClass(src, st, st, out)
 	case "decorated_definition":
@@ -86,7 +90,7 @@ func pyStatement(src []byte, st *sitter.Node, out *[]Entry) {
 		switch {
 		case def == nil:
 		case def.Kind() == "function_definition":
-			*out = append(*out, spanEntry(KindFunction, nodeText(src, def.ChildByFieldName("name")), "", st))
+			*out = append(*out, pyEntry(KindFunction, nodeText(src, def.ChildByFieldName("name")), "", st))
 		case def.Kind() == "class_definition":
 			pyClass(src, def, st, out)
 		}
@@ -100,7 +104,7 @@ func pyStatement(src []byte, st *sitter.Node, out *[]Entry) {
 // definition, when decorated), and its direct methods.
 func pyClass(src []byte, c, outer *sitter.Node, out *[]Entry) {
 	name := nodeText(src, c.ChildByFieldName("name"))
-	*out = append(*out, spanEntry(KindClass, name, "", outer))
+	*out = append(*out, pyEntry(KindClass, name, "", outer))
 	body := c.ChildByFieldName("body")
 	for _, m := range namedChildren(body) {
 		def := m
@@ -108,7 +112,7 @@ func pyClass(src []byte, c, outer *sitter.Node, out *[]Entry) {
 			def = m.ChildByFieldName("definition")
 		}
 		if def != nil && def.Kind() == "function_definition" {
-			*out = append(*out, spanEntry(KindMethod, nodeText(src, def.ChildByFieldName("name")), name, m))
+			*out = append(*out, pyEntry(KindMethod, nodeText(src, def.ChildByFieldName("name")), name, m))
 		}
 	}
 }
@@ -165,4 +169,28 @@ func firstIdentifier(n *sitter.Node) *sitter.Node {
 		}
 	}
 	return nil
+}
+
+// pyEntry returns an entry spanning node n up to its last token of code.
+func pyEntry(kind, name, recv string, n *sitter.Node) Entry {
+	e := spanEntry(kind, name, recv, n)
+	e.end = int(codeEnd(n))
+	return e
+}
+
+// codeEnd returns the end of the last token under n that is not part of a
+// comment.
+func codeEnd(n *sitter.Node) uint {
+	for {
+		i := int(n.ChildCount()) - 1
+		for ; i >= 0; i-- {
+			if ch := n.Child(uint(i)); ch != nil && ch.Kind() != "comment" && ch.EndByte() > ch.StartByte() {
+				break
+			}
+		}
+		if i < 0 {
+			return n.EndByte()
+		}
+		n = n.Child(uint(i))
+	}
 }

@@ -89,6 +89,37 @@ except ImportError:
 	want:     []string{"variable a 1-1", "function f 2-3"},
 	complete: true,
 }, {
+	// Issue 10: a comment at body indentation after the last statement is
+	// inside the body for tree-sitter; spans end at the last line of code.
+	name: "spans end at the last line of code",
+	file: "x.py",
+	src: `class C:
+    def m(self):
+        if x:
+            return 1
+            # after the if body
+        # after the method body
+    # after the class body
+
+# module level
+@dec
+def f():
+    pass  # same line stays
+    # trailing
+        # deeper trailing
+def g(): pass
+    # odd indentation
+x = 1
+`,
+	want:     []string{"class C 1-4", "method m C 2-4", "function f 10-12", "function g 15-15", "variable x 17-17"},
+	complete: true,
+}, {
+	name:     "spans end at the last line of code, lone CR and CRLF",
+	file:     "x.py",
+	src:      "def f():\r    return 1\r    # c\rdef g():\r\n    return 2\r\n    # c\r\n",
+	want:     []string{"function f 1-2", "function g 4-5"},
+	complete: true,
+}, {
 	name:     "empty",
 	file:     "x.py",
 	src:      "",

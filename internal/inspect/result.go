@@ -3,6 +3,7 @@ package inspect
 import (
 	"strconv"
 
+	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/jsonstr"
 	"github.com/rowkit/rowkit/internal/rows"
 )
@@ -25,64 +26,89 @@ const (
 	KindJSON        = "json"
 )
 
-// Entry is one outline entry. Which fields it carries depends on Kind:
-// code and Markdown entries have a Name (methods also a Receiver, headings a
-// Level); JSON entries have a Pointer and a ValueType. Line and LineEnd are
-// the verified rows of the first and last line of its inclusive span.
+// Entry is one outline entry. Which fields it carries depends on Kind, and
+// a field it does not carry is nil (or zero) and absent from the JSON:
+// code, heading and frontmatter entries have a Name (possibly empty),
+// methods also a Receiver, headings a Level from 1 to 6; JSON entries have
+// a Pointer ("" for the root) and a ValueType. Line and LineEnd are the
+// verified rows (LINE:HASH) of the first and last line of the inclusive
+// span; Span holds the same rows typed.
 type Entry struct {
-	Kind      string
-	Name      string
-	Receiver  string
-	Level     int
-	Pointer   string
-	ValueType string
-	Line      rows.Ref
-	LineEnd   rows.Ref
+	Kind      string    `json:"kind" jsonschema:"import, constant, variable, type, class, function, method, heading, frontmatter or json"`
+	Name      *string   `json:"name,omitempty" jsonschema:"the declared name, heading text or frontmatter key (every kind but json)"`
+	Receiver  *string   `json:"receiver,omitempty" jsonschema:"the receiver type or class of a method"`
+	Level     int       `json:"level,omitempty" jsonschema:"a heading's level, 1 to 6"`
+	Pointer   *string   `json:"pointer,omitempty" jsonschema:"the RFC 6901 pointer of a JSON value (root: empty)"`
+	ValueType string    `json:"value_type,omitempty" jsonschema:"object, array, string, number, boolean or null"`
+	Line      string    `json:"line" jsonschema:"LINE:HASH of the first row of the span"`
+	LineEnd   string    `json:"line_end" jsonschema:"LINE:HASH of the last row of the span (inclusive)"`
+	Span      rows.Span `json:"-"`
 
 	start, end int // byte span in the source, end exclusive
 }
 
+// newEntry returns a code, heading or frontmatter entry spanning the bytes
+// [start, end); a method's receiver is recv.
+func newEntry(kind, name, recv string, start, end int) Entry {
+	e := Entry{Kind: kind, Name: &name, start: start, end: end}
+	if kind == KindMethod {
+		e.Receiver = &recv
+	}
+	return e
+}
+
 // Data is what a successful inspection found.
 type Data struct {
-	Path          string
-	Kind          string // code, markdown, json or none
-	Language      string // "" for kind none (encoded as null)
-	SizeBytes     int64
-	LineCount     int // meaningless for kind none (encoded as null)
-	ParseComplete bool
-	Outline       []Entry
+	Path string `json:"path" jsonschema:"the path as normalised, relative to the workspace"`
+	// Kind is code, markdown, json or none.
+	Kind string `json:"kind" jsonschema:"code, markdown, json or none"`
+	// Language is go, python, typescript (.tsx included) or javascript
+	// for code, nil otherwise.
+	Language  *string `json:"language" jsonschema:"go, python, typescript or javascript for code; null otherwise"`
+	SizeBytes int64   `json:"size_bytes" jsonschema:"the file's size in bytes"`
+	// LineCount is the number of verified rows, nil for kind none (never
+	// read).
+	LineCount     *int    `json:"line_count" jsonschema:"the number of rows; null for kind none"`
+	ParseComplete bool    `json:"parse_complete" jsonschema:"false when the parser recovered from syntax errors"`
+	Outline       []Entry `json:"outline" jsonschema:"the entries, flat and in source order"` // never nil in a Result
 }
 
 // Truncation says what the output bound left out: every entry after the
 // first AfterEntries.
 type Truncation struct {
-	Reason       string
-	AfterEntries int
+	Reason       string `json:"reason" jsonschema:"output_bytes"`
+	AfterEntries int    `json:"after_entries" jsonschema:"how many entries were kept"`
 }
 
-// Result is the success document of inspect_file. Its JSON encoding
-// (AppendJSON) is the exact stdout of the command and the structured
-// content any other surface returns.
+// Result is the success document of inspect_file. Its encoding/json form
+// and AppendJSON (the exact stdout of the command: field order kept, no
+// HTML escaping) decode to the same JSON value.
 type Result struct {
-	Data       Data
-	Truncation *Truncation // nil when the outline is complete
+	OK         bool        `json:"ok" jsonschema:"always true"` // always true
+	Data       Data        `json:"data"`
+	Truncated  bool        `json:"truncated" jsonschema:"whether the output bound cut the outline"`
+	Truncation *Truncation `json:"truncation" jsonschema:"what was cut; null when nothing was"` // nil when the outline is whole
 }
 
 // NewResult wraps d in a result whose encoding fits MaxOutputBytes, keeping
-// the longest complete prefix of the outline that fits. It returns the
-// result and its encoding, or a Failure with CodeOutputLimit when not even
-// an empty outline fits.
-func NewResult(d Data) (*Result, []byte, error) {
-	r := &Result{Data: d}
-	out := r.AppendJSON(make([]byte, 0, 1024))
-	if len(out) <= MaxOutputBytes {
-		return r, out, nil
+// the longest complete prefix of the outline that fits. It fails with
+// CodeOutputLimit when not even an empty outline fits.
+func NewResult(d Data) (*Result, error) {
+	if d.Outline == nil {
+		d.Outline = []Entry{}
+	}
+	r := &Result{OK: true, Data: d}
+	if r.size() <= MaxOutputBytes {
+		return r, nil
 	}
 	// Measure every entry once and find the longest prefix that fits with
 	// the truncation note, whose length depends on the count it reports.
-	r.Data.Outline = nil
-	r.Truncation = &Truncation{Reason: "output_bytes"}
-	fixed := len(r.AppendJSON(nil)) - len(strconv.Itoa(0))
+	r.Data.Outline = []Entry{}
+	r.Truncated, r.Truncation = true, &Truncation{Reason: "output_bytes"}
+	fixed := r.size() - len(strconv.Itoa(0))
+	if fixed+1 > MaxOutputBytes {
+		return nil, errs.New(CodeOutputLimit, "not even an empty outline fits in 65,536 bytes")
+	}
 	n, size := 0, fixed+1 // +1: the count has at least one digit
 	var buf []byte
 	for i, e := range d.Outline {
@@ -98,21 +124,12 @@ func NewResult(d Data) (*Result, []byte, error) {
 		size += grow + digits
 		n = i + 1
 	}
-	if fixed+1 > MaxOutputBytes {
-		return nil, nil, &Failure{Path: &d.Path, Code: CodeOutputLimit,
-			Message: "not even an empty outline fits in 65,536 bytes"}
-	}
 	r.Data.Outline = d.Outline[:n]
 	r.Truncation.AfterEntries = n
-	out = r.AppendJSON(out[:0])
-	return r, out, nil
+	return r, nil
 }
 
-// MarshalJSON returns the encoding without its final LF.
-func (r *Result) MarshalJSON() ([]byte, error) {
-	b := r.AppendJSON(nil)
-	return b[:len(b)-1], nil
-}
+func (r *Result) size() int { return len(r.AppendJSON(make([]byte, 0, 1024))) }
 
 // AppendJSON appends the document, one line ending in LF, to dst.
 func (r *Result) AppendJSON(dst []byte) []byte {
@@ -122,27 +139,27 @@ func (r *Result) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `,"kind":`...)
 	dst = jsonstr.Append(dst, d.Kind)
 	dst = append(dst, `,"language":`...)
-	if d.Kind == KindNone {
+	if d.Language == nil {
 		dst = append(dst, "null"...)
 	} else {
-		dst = jsonstr.Append(dst, d.Language)
+		dst = jsonstr.Append(dst, *d.Language)
 	}
 	dst = append(dst, `,"size_bytes":`...)
 	dst = strconv.AppendInt(dst, d.SizeBytes, 10)
 	dst = append(dst, `,"line_count":`...)
-	if d.Kind == KindNone {
+	if d.LineCount == nil {
 		dst = append(dst, "null"...)
 	} else {
-		dst = strconv.AppendInt(dst, int64(d.LineCount), 10)
+		dst = strconv.AppendInt(dst, int64(*d.LineCount), 10)
 	}
 	dst = append(dst, `,"parse_complete":`...)
 	dst = strconv.AppendBool(dst, d.ParseComplete)
 	dst = append(dst, `,"outline":[`...)
-	for i, e := range d.Outline {
+	for i := range d.Outline {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = e.appendJSON(dst)
+		dst = d.Outline[i].appendJSON(dst)
 	}
 	dst = append(dst, `]},"truncated":`...)
 	if r.Truncation == nil {
@@ -155,35 +172,56 @@ func (r *Result) AppendJSON(dst []byte) []byte {
 	return append(dst, "}}\n"...)
 }
 
+// appendJSON writes the fields an entry carries in the order of the
+// struct, as encoding/json does.
 func (e *Entry) appendJSON(dst []byte) []byte {
 	dst = append(dst, `{"kind":`...)
 	dst = jsonstr.Append(dst, e.Kind)
-	if e.Kind == KindJSON {
+	if e.Name != nil {
+		dst = append(dst, `,"name":`...)
+		dst = jsonstr.Append(dst, *e.Name)
+	}
+	if e.Receiver != nil {
+		dst = append(dst, `,"receiver":`...)
+		dst = jsonstr.Append(dst, *e.Receiver)
+	}
+	if e.Level != 0 {
+		dst = append(dst, `,"level":`...)
+		dst = strconv.AppendInt(dst, int64(e.Level), 10)
+	}
+	if e.Pointer != nil {
 		dst = append(dst, `,"pointer":`...)
-		dst = jsonstr.Append(dst, e.Pointer)
+		dst = jsonstr.Append(dst, *e.Pointer)
+	}
+	if e.ValueType != "" {
 		dst = append(dst, `,"value_type":`...)
 		dst = jsonstr.Append(dst, e.ValueType)
-	} else {
-		dst = append(dst, `,"name":`...)
-		dst = jsonstr.Append(dst, e.Name)
-		if e.Kind == KindMethod {
-			dst = append(dst, `,"receiver":`...)
-			dst = jsonstr.Append(dst, e.Receiver)
-		}
-		if e.Kind == KindHeading {
-			dst = append(dst, `,"level":`...)
-			dst = strconv.AppendInt(dst, int64(e.Level), 10)
-		}
 	}
-	dst = append(dst, `,"line":"`...)
-	dst = appendRef(dst, e.Line)
-	dst = append(dst, `","line_end":"`...)
-	dst = appendRef(dst, e.LineEnd)
-	return append(dst, `"}`...)
+	dst = append(dst, `,"line":`...)
+	dst = jsonstr.Append(dst, e.Line)
+	dst = append(dst, `,"line_end":`...)
+	dst = jsonstr.Append(dst, e.LineEnd)
+	return append(dst, '}')
 }
 
-func appendRef(dst []byte, r rows.Ref) []byte {
-	dst = strconv.AppendInt(dst, int64(r.Line), 10)
-	dst = append(dst, ':')
-	return append(dst, r.Hash...)
+// AppendFailure appends the failure document of inspect_file for err, one
+// line ending in LF: {"ok":false,"path":PATH or null,"error":{"code",
+// "message"}}. path is the path as given, nil unless exactly one was. An
+// error without a code (see package errs) is reported as a read failure.
+func AppendFailure(dst []byte, path *string, err error) []byte {
+	code, msg := errs.Read, err.Error()
+	if e, ok := errs.As(err); ok {
+		code, msg = e.Code, e.Msg
+	}
+	dst = append(dst, `{"ok":false,"path":`...)
+	if path == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = jsonstr.Append(dst, *path)
+	}
+	dst = append(dst, `,"error":{"code":`...)
+	dst = jsonstr.Append(dst, code)
+	dst = append(dst, `,"message":`...)
+	dst = jsonstr.Append(dst, msg)
+	return append(dst, "}}\n"...)
 }

@@ -1,32 +1,15 @@
 package inspect
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
-)
 
-func TestFormatOf(t *testing.T) {
-	for name, want := range map[string]string{
-		"a.go": "go", "dir/a.py": "python", "a.pyi": "python",
-		"a.ts": "typescript", "a.d.ts": "typescript", "a.mts": "typescript", "a.d.mts": "typescript",
-		"a.cts": "typescript", "a.d.cts": "typescript", "a.tsx": "tsx",
-		"a.js": "javascript", "a.jsx": "javascript", "a.mjs": "javascript", "a.cjs": "javascript",
-		"README.md": "markdown", "package.json": "json",
-		"a.GO": "", "a.Md": "", "a.JSON": "", "a.txt": "", "Makefile": "", ".go": "", "..json": "",
-		"a.go.txt": "", "a.json5": "", "a.markdown": "", "dir.go/file": "",
-	} {
-		got := ""
-		if f := formatOf(name); f != nil {
-			got = f.language
-		}
-		if got != want {
-			t.Errorf("formatOf(%q) = %q, want %q", name, got, want)
-		}
-	}
-}
+	"github.com/rowkit/rowkit/internal/errs"
+)
 
 // manyKeys is a JSON object with n keys, one per line.
 func manyKeys(n int) string {
@@ -44,11 +27,11 @@ func manyKeys(n int) string {
 
 func TestTruncation(t *testing.T) {
 	src := manyKeys(30000)
-	d, err := OutlineSource("big.json", []byte(src))
+	d, err := OutlineSource(ctx, "big.json", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, out, err := NewResult(d)
+	res, out, err := newResultJSON(d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +41,7 @@ func TestTruncation(t *testing.T) {
 		t.Fatalf("truncation %+v", res.Truncation)
 	}
 	// The prefix is the longest that fits: one more entry would not.
-	more := &Result{Data: d, Truncation: &Truncation{Reason: "output_bytes", AfterEntries: n + 1}}
+	more := &Result{Data: d, Truncated: true, Truncation: &Truncation{Reason: "output_bytes", AfterEntries: n + 1}}
 	more.Data.Outline = d.Outline[:n+1]
 	if len(more.AppendJSON(nil)) <= MaxOutputBytes {
 		t.Errorf("%d entries kept, but %d would fit", n, n+1)
@@ -87,11 +70,11 @@ func TestTruncation(t *testing.T) {
 // whose document is within it.
 func TestTruncationBoundary(t *testing.T) {
 	for keys := 700; keys < 900; keys++ {
-		d, err := OutlineSource("b.json", []byte(manyKeys(keys)))
+		d, err := OutlineSource(ctx, "b.json", []byte(manyKeys(keys)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, out, err := NewResult(d)
+		res, out, err := newResultJSON(d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,13 +89,13 @@ func TestTruncationBoundary(t *testing.T) {
 
 func TestOutputLimit(t *testing.T) {
 	d := Data{Path: strings.Repeat("p", MaxOutputBytes), Kind: KindNone, ParseComplete: true}
-	_, _, err := NewResult(d)
-	f, ok := err.(*Failure)
-	if !ok || f.Code != CodeOutputLimit {
+	_, err := NewResult(d)
+	if errs.Code(err) != CodeOutputLimit {
 		t.Fatalf("err = %v, want output_limit", err)
 	}
-	b := f.AppendJSON(nil)
-	if !json.Valid(b) {
-		t.Errorf("failure document is not JSON: %s", b)
+	b := AppendFailure(nil, &d.Path, err)
+	if !json.Valid(b) || !bytes.HasPrefix(b, []byte(`{"ok":false,"path":"ppp`)) ||
+		!bytes.HasSuffix(b, []byte(`","error":{"code":"output_limit","message":"not even an empty outline fits in 65,536 bytes"}}`+"\n")) {
+		t.Errorf("failure document: %s", b)
 	}
 }

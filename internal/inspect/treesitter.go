@@ -1,34 +1,25 @@
 package inspect
 
 import (
+	"context"
+
 	sitter "github.com/tree-sitter/go-tree-sitter"
+
+	"github.com/rowkit/rowkit/internal/lang"
 )
 
-// parseTree parses src with lang. The tree must be closed by the caller;
-// nil means the parser gave up.
-func parseTree(lang *sitter.Language, src []byte) *sitter.Tree {
-	p := sitter.NewParser()
-	defer p.Close()
-	if err := p.SetLanguage(lang); err != nil {
-		return nil
+// outlineTree parses src with the grammar of f (lang.ParseTree: lone CRs
+// read as line breaks) and lets walk collect the entries under the root.
+// The bool reports a parse that needed no error recovery.
+func outlineTree(ctx context.Context, f *lang.Format, src []byte, walk func(src []byte, root *sitter.Node, out *[]Entry)) ([]Entry, bool, error) {
+	t, err := lang.ParseTree(ctx, f, src)
+	if err != nil {
+		return nil, false, err
 	}
-	return p.Parse(src, nil)
-}
-
-// outlineTree parses src, with lone CRs read as line breaks, and lets walk
-// collect the entries under the root. The bool reports a parse that needed
-// no error recovery.
-func outlineTree(lang *sitter.Language, src []byte, walk func(src []byte, root *sitter.Node, out *[]Entry)) ([]Entry, bool) {
-	src = normalizeCR(src)
-	tree := parseTree(lang, src)
-	if tree == nil {
-		return nil, false
-	}
-	defer tree.Close()
-	root := tree.RootNode()
+	defer t.Close()
 	var out []Entry
-	walk(src, root, &out)
-	return out, !root.HasError()
+	walk(t.Src, t.Root, &out)
+	return out, t.Complete(), nil
 }
 
 // nodeText returns the source text of n.
@@ -75,5 +66,5 @@ func fieldChildren(n *sitter.Node, field string) []*sitter.Node {
 // spanEntry returns an entry spanning node n.
 func spanEntry(kind, name, recv string, n *sitter.Node) Entry {
 	s, e := n.ByteRange()
-	return Entry{Kind: kind, Name: name, Receiver: recv, start: int(s), end: int(e)}
+	return newEntry(kind, name, recv, int(s), int(e))
 }

@@ -30,32 +30,25 @@ package inspect
 // parse_complete is false when the tree has error or missing nodes.
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
-	tsjavascript "github.com/tree-sitter/tree-sitter-javascript/bindings/go"
-	tstypescript "github.com/tree-sitter/tree-sitter-typescript/bindings/go"
+
+	"github.com/rowkit/rowkit/internal/lang"
 )
 
-var (
-	typescriptLanguage = sitter.NewLanguage(tstypescript.LanguageTypescript())
-	tsxLanguage        = sitter.NewLanguage(tstypescript.LanguageTSX())
-	javascriptLanguage = sitter.NewLanguage(tsjavascript.Language())
-)
-
-func outlineTypeScript(src []byte) ([]Entry, bool) { return outlineScript(typescriptLanguage, src) }
-func outlineTSX(src []byte) ([]Entry, bool)        { return outlineScript(tsxLanguage, src) }
-func outlineJavaScript(src []byte) ([]Entry, bool) { return outlineScript(javascriptLanguage, src) }
-
-func outlineScript(lang *sitter.Language, src []byte) ([]Entry, bool) {
-	// A lone CR is a line terminator in ECMAScript.
-	return outlineTree(lang, src, func(src []byte, root *sitter.Node, out *[]Entry) {
-		for _, st := range namedChildren(root) {
-			jsStatement(src, st, st, out)
-		}
-	})
+// outlineScript returns the outliner of TypeScript, TSX or JavaScript.
+func outlineScript(f *lang.Format) func(context.Context, []byte) ([]Entry, bool, error) {
+	return func(ctx context.Context, src []byte) ([]Entry, bool, error) {
+		return outlineTree(ctx, f, src, func(src []byte, root *sitter.Node, out *[]Entry) {
+			for _, st := range namedChildren(root) {
+				jsStatement(src, st, st, out)
+			}
+		})
+	}
 }
 
 // jsStatement outlines the statement st; outer is the node whose span the

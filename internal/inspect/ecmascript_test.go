@@ -108,8 +108,80 @@ class Comp extends React.Component {
 	want:     []string{"variable a 1-1", "function f 2-3"},
 	complete: true,
 }, {
-	name:     "extension is case-sensitive: TS is TypeScript syntax in .ts only",
+	// TypeScript syntax is not JavaScript: incomplete, but the TSX parse
+	// that JSX files get on an error still finds every declaration.
+	name:     "TypeScript syntax in a .js file",
 	file:     "x.js",
-	src:      "interface I {}\n",
+	src:      "interface I {}\nfunction f(x: number): string { return '' }\nclass K { m() {} }\n",
+	want:     []string{"type I 1-1", "function f 2-2", "class K 3-3", "method m K 3-3"},
+	complete: false,
+}, {
+	// Issue 10: JSX attributes spelled like reserved words (Solid, Preact,
+	// Qwik) are an error for the JavaScript grammar, which then lost K and m.
+	name:     "JSX class attribute in .jsx",
+	file:     "x.jsx",
+	src:      "export function F() {\n  return <div class=\"h\">x</div>;\n}\nclass K { m() {} }\n",
+	want:     []string{"function F 1-3", "class K 4-4", "method m K 4-4"},
+	complete: true,
+}, {
+	name: "JSX reserved-word attributes in .js",
+	file: "x.js",
+	src: `import { For } from "solid-js";
+export const A = () => <label for="x" class="c">a</label>;
+export const B = () => <C default={1} if={ok} new={2} this={t} typeof={k} />;
+export class K {
+  render() { return <input class="i" />; }
+}
+`,
+	want:     []string{"import For 1-1", "constant A 2-2", "constant B 3-3", "class K 4-6", "method render K 5-5"},
+	complete: true,
+}, {
+	name: "JSX reserved-word attribute and a real error",
+	file: "x.mjs",
+	src:  "export const A = () => <p class=\"x\" />;\nfunction broken( {\n\nexport function after() {}\nclass K { m() {} }\n",
+	// As without the attribute ("syntax error keeps the rest"): recovery
+	// keeps what precedes the error.
+	want:     []string{"constant A 1-1"},
+	complete: false,
+}, {
+	// Issue 10: valid TypeScript that tree-sitter-typescript 0.23.2 cannot
+	// parse (see the package documentation). parse_complete is false, but
+	// no named entry is lost: the anonymous default overload names nothing.
+	name:     "gap: anonymous default overload signature",
+	file:     "x.d.ts",
+	src:      "export declare const a: number;\nexport default function (): number;\nexport default function (x: string): number;\nexport declare function after(): void;\nexport interface Z {}\n",
+	want:     []string{"constant a 1-1", "function after 4-4", "type Z 5-5"},
+	complete: false,
+}, {
+	name:     "gap: type arguments after import()",
+	file:     "x.ts",
+	src:      "import x from 'y';\nexport type T<O = X> = import(\"m\").S<O>;\nexport type U = number;\nclass C { m() {} }\n",
+	want:     []string{"import x 1-1", "type T 2-2", "type U 3-3", "class C 4-4", "method m C 4-4"},
+	complete: false,
+}, {
+	name:     "gap: keyof readonly",
+	file:     "x.ts",
+	src:      "const a = 1;\ntype M = { [K in keyof readonly any[]]?: boolean };\nfunction g() {}\nclass C { m() {} }\n",
+	want:     []string{"constant a 1-1", "type M 2-2", "function g 3-3", "class C 4-4", "method m C 4-4"},
+	complete: false,
+}, {
+	name: "gap: variance annotations",
+	file: "x.ts",
+	src: `const a = 1;
+interface I<out O = unknown> {
+  x: O;
+}
+export interface Z<in out T, out U extends T = T> extends I<T> {
+  f(a: T): U;
+}
+function g() {}
+export class C<in T> {
+  m(x: T) {}
+  n() {}
+}
+type F<in out T> = T;
+`,
+	want: []string{"constant a 1-1", "type I 2-4", "type Z 5-7", "function g 8-8",
+		"class C 9-12", "method m C 10-10", "method n C 11-11", "type F 13-13"},
 	complete: false,
 }}

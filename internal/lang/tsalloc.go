@@ -1,4 +1,4 @@
-package inspect
+package lang
 
 // The Go binding of tree-sitter routes every allocation of the C library
 // through a callback into Go (cgo call-backs cost far more than malloc):
