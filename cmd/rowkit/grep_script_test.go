@@ -28,23 +28,31 @@ func init() {
 	scriptCmds["gone"] = cmdGone
 	scriptCmds["hgrep-rejects-all"] = cmdRejectsAll
 	scriptCmds["waitfile"] = cmdWaitfile
+	scriptCmds["gencr"] = cmdGencr
 }
 
-// fakerg DIR [exec] writes DIR/rg, a ripgrep stand-in that appends each
-// argument to DIR/rg.log (one a line) and its pid to DIR/rg.pid, then
-// either execs the real rg (so the pid stays the same) or exits 0.
+// fakerg DIR [exec [PATH...]] writes DIR/rg, a ripgrep stand-in that
+// appends each argument to DIR/rg.log (one a line) and its pid to
+// DIR/rg.pid, then either execs the real rg (so the pid stays the same),
+// with the PATHs (relative to the script's directory) added to its
+// arguments, or exits 0. An added FIFO is a trap that hgrep's own check
+// of named paths never sees: rg blocks on it until it is killed.
 func cmdFakeRg(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 1 || len(args) > 2 || len(args) == 2 && args[1] != "exec" {
-		ts.Fatalf("usage: fakerg DIR [exec]")
+	if neg || len(args) < 1 || len(args) >= 2 && args[1] != "exec" {
+		ts.Fatalf("usage: fakerg DIR [exec [PATH...]]")
 	}
 	dir := ts.MkAbs(args[0])
 	ts.Check(os.MkdirAll(dir, 0o755))
 	script := fmt.Sprintf("#!/bin/sh\necho $$ >> '%s/rg.pid'\nprintf '%%s\\n' \"$@\" >> '%s/rg.log'\n", dir, dir)
-	if len(args) == 2 {
+	if len(args) >= 2 {
 		if realRgErr != nil {
 			ts.Fatalf("ripgrep is not installed: %v", realRgErr)
 		}
-		script += fmt.Sprintf("exec '%s' \"$@\"\n", realRg)
+		extra := ""
+		for _, p := range args[2:] {
+			extra += fmt.Sprintf(" '%s'", ts.MkAbs(p))
+		}
+		script += fmt.Sprintf("exec '%s' \"$@\"%s\n", realRg, extra)
 	}
 	// Written by a child process, not by this one: a child that a parallel
 	// script forks here could hold a descriptor this process wrote through,
@@ -243,4 +251,25 @@ func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Fatalf("%s did not appear within 10s", args[0])
+}
+
+// gencr FILE N [TAIL] writes N rows "line I" each ended by a lone CR, then
+// TAIL (a Go-escaped string): one ripgrep line of many verified rows.
+func cmdGencr(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 || len(args) > 3 {
+		ts.Fatalf("usage: gencr FILE N [TAIL]")
+	}
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	tail := ""
+	if len(args) == 3 {
+		tail, err = strconv.Unquote(`"` + args[2] + `"`)
+		ts.Check(err)
+	}
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "line %d\r", i)
+	}
+	b.WriteString(tail)
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(b.String()), 0o644))
 }

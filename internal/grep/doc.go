@@ -1,7 +1,9 @@
-// Package grep owns hgrep: ripgrep searches whose every result is a
-// verified row. It holds the argv policy (the one table of which ripgrep
-// options pass, are removed or are rejected), runs rg with --json and
-// consumes its event stream, re-reads each file with results to turn
-// ripgrep's LF-counted lines into verified rows, and admits the rows under
-// the shared token rule, stopping and reaping rg at the first row left out.
+// Package grep owns hgrep's engine: ripgrep searches whose every result is
+// a verified row. It holds the argv policy (the one table of which ripgrep
+// options pass, are removed or are rejected) and the structured Query that
+// goes through it, runs rg through internal/proc with --json and consumes
+// its event stream, maps the byte offsets rg reports to the file's verified
+// rows (with context counted in rows), and pushes each row once to a
+// rows.Sink, stopping and reaping rg when the sink is full. Confinement to a
+// workspace.Root is an option of the search (Config).
 package grep

@@ -2,6 +2,7 @@ package grep
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/rowkit/rowkit/internal/errs"
@@ -249,18 +250,76 @@ func init() {
 	}
 }
 
-// Plan is a checked command line: the arguments hgrep gives ripgrep.
+// Plan is a checked command line, split into what ripgrep gets as options
+// and what names a file: a confined search (Config.Root) resolves every
+// file-valued argument inside its root before ripgrep starts.
 type Plan struct {
-	// Args are ripgrep's arguments after the executable name: the accepted
-	// options in canonical --long or --long=VALUE form, hgrep's own
-	// --no-config --json, then "--" and the pattern and paths, so that no
-	// argument can be read as anything but what the policy checked.
-	Args []string
-	// Context is set when context rows were asked for (-A, -B or -C
-	// other than 0). A ripgrep line that a lone CR splits into several
-	// verified rows then prints all of them: the rows beside the matched
-	// one are its context.
-	Context bool
+	// Options are the accepted ripgrep options in canonical --long or
+	// --long=VALUE form, in command-line order, except the file-valued
+	// and the context options below.
+	Options []string
+	// Pattern is the positional pattern; it is absent (HasPattern false)
+	// when -e or -f gave the patterns, and every positional is a path.
+	Pattern    string
+	HasPattern bool
+	// PatternFiles are the -f/--file values and IgnoreFiles the
+	// --ignore-file values, in order, as given.
+	PatternFiles, IgnoreFiles []string
+	// Paths are the PATH arguments as given; none means the working
+	// directory (or the root).
+	Paths []string
+	// Before and After are the context rows either side of each matched
+	// row. hgrep counts them in verified rows itself (ripgrep would count
+	// lines ending at LF), so ripgrep never sees -A, -B or -C.
+	Before, After int
+	// Follow is set when -L/--follow is in effect (the last of -L and
+	// --no-follow wins).
+	Follow bool
+}
+
+// ownArgs are hgrep's own ripgrep options, after the accepted ones.
+// --encoding=none keeps ripgrep on the file's own bytes: without it a
+// file with a byte order mark is transcoded, its NUL bytes become line
+// breaks and the offsets ripgrep reports are no longer the file's.
+var ownArgs = []string{"--no-config", "--json", "--encoding=none"}
+
+// Args returns ripgrep's arguments for the plan with the file-valued
+// arguments as given (an unconfined search).
+func (p *Plan) Args() []string {
+	args, _ := p.args(func(s string) (string, error) { return s, nil }, func(s string) (string, error) { return s, nil })
+	return args
+}
+
+// args returns ripgrep's arguments after the executable name: the accepted
+// options, the file-valued options through file, hgrep's own options,
+// then "--" and the pattern and the paths through path, so that no
+// argument can be read as anything but what the policy checked.
+func (p *Plan) args(file, path func(string) (string, error)) ([]string, error) {
+	args := append([]string(nil), p.Options...)
+	for _, fo := range []struct {
+		opt  string
+		vals []string
+	}{{"--file=", p.PatternFiles}, {"--ignore-file=", p.IgnoreFiles}} {
+		for _, v := range fo.vals {
+			r, err := file(v)
+			if err != nil {
+				return nil, err
+			}
+			args = append(args, fo.opt+r)
+		}
+	}
+	args = append(append(args, ownArgs...), "--")
+	if p.HasPattern {
+		args = append(args, p.Pattern)
+	}
+	for _, v := range p.Paths {
+		r, err := path(v)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, r)
+	}
+	return args, nil
 }
 
 // Parse applies the policy to hgrep's argv (without the program name),
@@ -270,8 +329,8 @@ type Plan struct {
 // positionals, and "--" ends the options. A rejected or unknown option is a
 // usage error naming it; ripgrep never sees it.
 func Parse(argv []string) (*Plan, error) {
-	var opts, pos []string
-	context := false
+	plan := &Plan{}
+	var pos []string
 	patterns := false // -e or -f given: every positional is a path
 	unrestricted := 0
 	use := func(o *Option, spelled, value string) error {
@@ -281,24 +340,46 @@ func Parse(argv []string) (*Plan, error) {
 		case Drop:
 			return nil
 		}
-		if o.Short == 'u' {
+		switch {
+		case o.Short == 'u':
 			if unrestricted++; unrestricted > 2 {
 				return usageErr("%s is rejected: a third -u means --binary, which searches binary files; %s", spelled, whyTransform)
 			}
-		}
-		if o.Short == 'e' || o.Short == 'f' {
+		case o.Short == 'e':
 			patterns = true
-		}
-		if o.Group == "context" {
-			context = context || strings.TrimLeft(value, "0") != ""
-		}
-		if o.Short == 'f' && value == "-" {
-			return usageErr("%s - is rejected: reading patterns from standard input is not possible; %s", spelled, whyStdin)
+		case o.Short == 'f':
+			patterns = true
+			if value == "-" {
+				return usageErr("%s - is rejected: reading patterns from standard input is not possible; %s", spelled, whyStdin)
+			}
+			plan.PatternFiles = append(plan.PatternFiles, value)
+			return nil
+		case o.Long[0] == "ignore-file":
+			plan.IgnoreFiles = append(plan.IgnoreFiles, value)
+			return nil
+		case o.Group == "context":
+			n, err := contextValue(spelled, value)
+			if err != nil {
+				return err
+			}
+			switch o.Short {
+			case 'A':
+				plan.After = n
+			case 'B':
+				plan.Before = n
+			default:
+				plan.Before, plan.After = n, n
+			}
+			return nil
+		case o.Short == 'L':
+			plan.Follow = true
+		case o.Long[0] == "no-follow":
+			plan.Follow = false
 		}
 		if o.Value {
-			opts = append(opts, "--"+o.Long[0]+"="+value)
+			plan.Options = append(plan.Options, "--"+o.Long[0]+"="+value)
 		} else {
-			opts = append(opts, "--"+o.Long[0])
+			plan.Options = append(plan.Options, "--"+o.Long[0])
 		}
 		return nil
 	}
@@ -319,7 +400,7 @@ func Parse(argv []string) (*Plan, error) {
 				return nil, rejectErr(o, spelled)
 			}
 			if !o.Value && hasValue {
-				return nil, usageErr("%s takes no value (got %q)", spelled, a)
+				return nil, usageErr("%s takes no value (got %s)", spelled, quote(a))
 			}
 			if o.Value && !hasValue {
 				if i+1 == len(argv) {
@@ -367,14 +448,14 @@ func Parse(argv []string) (*Plan, error) {
 			pos = append(pos, a)
 		}
 	}
-	paths := pos
+	plan.Paths = pos
 	if !patterns {
 		if len(pos) == 0 {
 			return nil, usageErr("missing PATTERN; usage: hgrep [OPTIONS] PATTERN [PATH ...]")
 		}
-		paths = pos[1:]
+		plan.Pattern, plan.HasPattern, plan.Paths = pos[0], true, pos[1:]
 	}
-	for _, p := range paths {
+	for _, p := range plan.Paths {
 		if p == "-" {
 			return nil, usageErr("the path - (standard input) is rejected: %s", whyStdin)
 		}
@@ -382,8 +463,24 @@ func Parse(argv []string) (*Plan, error) {
 			return nil, usageErr("an empty PATH is rejected; use . for the current directory")
 		}
 	}
-	args := append(opts, "--no-config", "--json", "--")
-	return &Plan{Args: append(args, pos...), Context: context}, nil
+	return plan, nil
+}
+
+// MaxContext bounds a context value: more rows than any output admits,
+// so that the rows kept for before-context stay few.
+const MaxContext = 65536
+
+// contextValue reads the NUM of -A, -B or -C as ripgrep does: a
+// non-negative base-10 number.
+func contextValue(spelled, value string) (int, error) {
+	if value == "" || strings.Trim(value, "0123456789") != "" {
+		return 0, usageErr("%s needs a non-negative number of rows (got %s)", spelled, quote(value))
+	}
+	n, err := strconv.Atoi(value)
+	if err != nil || n > MaxContext {
+		return 0, usageErr("%s %s is more context than any output admits; the most is %d rows", spelled, value, MaxContext)
+	}
+	return n, nil
 }
 
 // shortName names the unknown short option at a[j], showing the word it
@@ -408,11 +505,11 @@ func rejectErr(o *Option, spelled string) error {
 }
 
 func unknownErr(spelled string) error {
-	return usageErr("%s is not an option hgrep accepts (see 'rowkit help grep')", spelled)
+	return usageErr("%s is not an option hgrep accepts (see 'rowkit help grep')", printable(spelled))
 }
 
-// policyHelp documents the table for 'rowkit help grep'.
-func policyHelp() string {
+// PolicyHelp documents the table for 'rowkit help grep'.
+func PolicyHelp() string {
 	var b strings.Builder
 	groups := map[string][]string{}
 	var order []string
@@ -435,6 +532,8 @@ func policyHelp() string {
 		fmt.Fprintf(&b, "  %-10s %s\n", g+":", wrap(strings.Join(groups[g], ", "), 13))
 	}
 	b.WriteString("  -u/--unrestricted at most twice (a third -u means --binary)\n")
+	b.WriteString("  context options are hgrep's own: NUM verified rows, at most 65536;\n")
+	b.WriteString("  -C sets both sides, a later -A or -B one side\n")
 	b.WriteString("\naccepted and removed, without a warning:\n")
 	writeRows(&b, Drop)
 	b.WriteString("\nrejected before ripgrep starts (exit 2), as is any option not listed here:\n")

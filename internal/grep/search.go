@@ -2,22 +2,18 @@ package grep
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"io"
 	"os"
-	"os/exec"
+	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/rowkit/rowkit/internal/errs"
-	"github.com/rowkit/rowkit/internal/jsonstr"
+	"github.com/rowkit/rowkit/internal/proc"
 	"github.com/rowkit/rowkit/internal/regfile"
 	"github.com/rowkit/rowkit/internal/rows"
+	"github.com/rowkit/rowkit/internal/workspace"
 )
 
 // Error codes of hgrep for ripgrep itself.
@@ -25,17 +21,15 @@ const (
 	CodeRgMissing      = "rg_missing"
 	CodeInvalidPattern = "invalid_pattern"
 	CodeRg             = "rg_failed"
-	CodeCancelled      = "cancelled"
-	CodeTooLarge       = "too_large"
-	CodeWrite          = "write"
+	CodeCancelled      = errs.Cancelled
+	CodeTooLarge       = errs.TooLarge
+	CodeWrite          = errs.Write
 )
 
 const (
-	// maxEvent bounds one JSON line from ripgrep. A line that needs more
-	// describes a source line far longer than any admissible row.
-	maxEvent = 64 << 20
-	// maxStderr bounds what is kept of ripgrep's diagnostics.
-	maxStderr = 16 << 10
+	// maxStderr bounds what is kept of ripgrep's diagnostics; a pipe read
+	// is at most half of it, so the first messages are always kept.
+	maxStderr = 64 << 10
 	// killDelay is how long ripgrep gets after SIGTERM before SIGKILL.
 	killDelay = time.Second
 )
@@ -45,86 +39,197 @@ const (
 // --no-config would ignore it anyway).
 var envAllow = []string{"PATH", "HOME", "XDG_CONFIG_HOME"}
 
-// Search runs ripgrep with plan in dir and writes each first-seen verified
-// row of its results to w as "PATH":LINE:HASH TEXT, under token admission.
-//
-// It returns nil for a complete result (including no match), cli.Incomplete
-// when admission stopped it (the admitted rows are written), or a coded
-// error. ripgrep never outlives Search: on any early return it is killed
-// and reaped.
-func Search(ctx context.Context, plan *Plan, dir string, w io.Writer) error {
-	rg, err := exec.LookPath("rg")
-	if err != nil {
-		return errs.Errorf(CodeRgMissing, "ripgrep (rg) is not on PATH; install it (e.g. apt-get install ripgrep)")
-	}
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-	cmd := exec.CommandContext(ctx, rg, plan.Args...)
-	cmd.Dir = dir
-	cmd.Env = allowedEnv()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error {
-		// rg runs in its own process group: end all of it.
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-	}
-	cmd.WaitDelay = killDelay
-	stderr := &capped{max: maxStderr}
-	cmd.Stderr = stderr
-	pipe, err := cmd.StdoutPipe()
-	if err != nil {
-		return errs.Errorf(CodeRg, "cannot start ripgrep: %v", err)
-	}
-	if err := cmd.Start(); err != nil {
-		return errs.Errorf(CodeRg, "cannot start ripgrep: %v", regfile.Cause(err))
-	}
-
-	out := bufio.NewWriterSize(w, 32<<10)
-	st := &stream{dir: dir, out: out, seen: map[rowKey]bool{}, context: plan.Context}
-	streamErr := st.run(bufio.NewReaderSize(pipe, 256<<10))
-	st.close()
-	if err := st.flush(); err != nil && streamErr == nil {
-		streamErr = err
-	}
-	if streamErr != nil {
-		stop() // ripgrep may still be writing: end it before waiting
-	}
-	waitErr := cmd.Wait()
-	if err := out.Flush(); err != nil && streamErr == nil {
-		streamErr = errs.Errorf(CodeWrite, "writing output: %v", regfile.Cause(err))
-	}
-	switch {
-	case streamErr != nil:
-		return streamErr
-	case ctx.Err() != nil:
-		return errs.Errorf(CodeCancelled, "the search was cancelled")
-	}
-	return rgStatus(waitErr, stderr.Bytes())
+// Config says where a search runs.
+type Config struct {
+	// Root confines the search: every path and file-valued option is
+	// resolved inside it (a path leading out is refused with
+	// outside_workspace), ripgrep runs in it, -L/--follow is refused (a
+	// link could lead out), and every reported file is opened through the
+	// root, so that nothing outside it is ever shown. Nil: unconfined.
+	Root *workspace.Root
+	// Dir is the working directory of an unconfined search: the base of
+	// relative paths. Ignored with a Root.
+	Dir string
+	// Budget is the token budget of the sink, which bounds the longest row
+	// worth reading and names the limit in the result. Zero: DefaultBudget.
+	Budget rows.Budget
 }
 
-// rgStatus turns ripgrep's exit into hgrep's result: 0 (matches) and 1 (no
-// match) are success; 2 is an error, reported with ripgrep's own message
-// even when some rows were printed, since some path was not searched.
-func rgStatus(waitErr error, stderr []byte) error {
-	if waitErr == nil {
+// Result is what a search found, for programs (the MCP search tool) and
+// for the CLI's exit status.
+type Result struct {
+	// Rows are the rows a Collector kept; Search leaves them to its sink.
+	Rows []rows.Record `json:"rows" jsonschema:"the verified rows found, in ripgrep's order, each once"`
+	// Complete is true when Rows hold every row of the whole search.
+	Complete bool `json:"complete" jsonschema:"true when rows hold every row of the whole search"`
+	// Incomplete says why not, when Complete is false.
+	Incomplete *Reason `json:"incomplete,omitempty" jsonschema:"why the result is not the whole search"`
+	// Skipped are paths left out of the search, each with why.
+	Skipped []string `json:"skipped,omitempty" jsonschema:"paths left out of the search, each with the reason"`
+}
+
+// Reason is a coded explanation of an incomplete result.
+type Reason struct {
+	Code    string `json:"code" jsonschema:"output_incomplete (the token budget was reached), not_utf8 (a path was skipped) or rg_failed (ripgrep could not search a path)"`
+	Message string `json:"message" jsonschema:"one line of explanation"`
+}
+
+// Err returns the result's incompleteness as an error (nil when complete),
+// as the CLI reports it.
+func (r *Result) Err(b rows.Budget) error {
+	if r == nil || r.Incomplete == nil {
 		return nil
 	}
-	var ee *exec.ExitError
-	if !errors.As(waitErr, &ee) {
-		return errs.Errorf(CodeRg, "ripgrep: %v", waitErr)
+	if r.Incomplete.Code == errs.Incomplete {
+		return errs.IncompleteTokens(budget(b).Limit)
 	}
-	switch code := ee.ExitCode(); code {
-	case 1:
-		return nil
-	case -1:
-		return errs.Errorf(CodeRg, "ripgrep was killed (%v)", ee.ProcessState)
+	return errs.New(r.Incomplete.Code, r.Incomplete.Message)
+}
+
+func budget(b rows.Budget) rows.Budget {
+	if b == (rows.Budget{}) {
+		return rows.DefaultBudget
 	}
-	return rgError(stderr)
+	return b
+}
+
+// Collect runs the search with a Collector under cfg's budget and returns
+// the rows it kept in the result.
+func Collect(ctx context.Context, plan *Plan, cfg Config) (*Result, error) {
+	c := rows.NewCollector(budget(cfg.Budget))
+	res, err := Search(ctx, plan, cfg, c)
+	if res != nil {
+		res.Rows = c.Records
+		if res.Rows == nil {
+			res.Rows = []rows.Record{}
+		}
+	}
+	return res, err
+}
+
+// Search runs ripgrep with plan and pushes each first-seen verified row of
+// its results to sink, in ripgrep's order, until the sink is full.
+//
+// A search that ran returns a Result: complete, or incomplete with the
+// reason (the sink was full, a path was skipped, ripgrep could not search
+// a path), the rows found so far already pushed. A search that could not
+// run or could not verify a row returns a coded error (usage,
+// outside_workspace, not_regular, rg_missing, invalid_pattern, not_utf8,
+// changed, read, too_large, write, cancelled). ripgrep never outlives
+// Search: on any early return its process group is stopped and reaped.
+func Search(ctx context.Context, plan *Plan, cfg Config, sink rows.Sink) (*Result, error) {
+	b := budget(cfg.Budget)
+	dir := cfg.Dir
+	open := func(p string) (*os.File, error) {
+		name := p
+		if !strings.HasPrefix(p, "/") {
+			// Not filepath.Join: cleaning "link/../x" could name another file.
+			name = dir + "/" + p
+		}
+		f, _, err := regfile.Open(os.Stat, os.OpenFile, name)
+		return f, err
+	}
+	if cfg.Root != nil {
+		if plan.Follow {
+			return nil, errs.Usagef("-L/--follow is refused in a confined search: a link could lead out of the workspace")
+		}
+		dir = cfg.Root.Dir()
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			return nil, errs.Errorf(CodeRead, "cannot open the workspace: %v", regfile.Cause(err))
+		}
+		defer root.Close()
+		open = func(p string) (*os.File, error) {
+			f, _, err := regfile.Open(root.Stat, root.OpenFile, p)
+			if err != nil && strings.Contains(err.Error(), "escapes") {
+				return nil, errs.Errorf(errs.Outside, "%s leads outside the workspace", quote(p))
+			}
+			return f, err
+		}
+	}
+	if dir == "" {
+		return nil, errs.Errorf(CodeRead, "the search has no working directory")
+	}
+	args, err := plan.args(func(p string) (string, error) { return checkPath(cfg.Root, dir, p, false) },
+		func(p string) (string, error) { return checkPath(cfg.Root, dir, p, true) })
+	if err != nil {
+		return nil, err
+	}
+
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	stderr := &proc.Limit{Max: maxStderr}
+	p, err := proc.Start(ctx, proc.Spec{Path: "rg", Args: args, Dir: dir, Env: proc.Env(envAllow), Stderr: stderr, Grace: killDelay})
+	if errors.Is(err, proc.ErrNotFound) {
+		return nil, errs.Errorf(CodeRgMissing, "ripgrep (rg) is not on PATH; install it (e.g. apt-get install ripgrep)")
+	}
+	if err != nil {
+		return nil, errs.Errorf(CodeRg, "cannot start ripgrep: %v", regfile.Cause(err))
+	}
+	st := newStream(func(path string) (*os.File, error) {
+		f, err := open(path)
+		if e, ok := errs.As(err); ok {
+			return nil, e
+		}
+		return f, err
+	}, sink, b.MaxRowBytes(), plan.Before, plan.After)
+	streamErr := st.run(bufio.NewReaderSize(p.Stdout, 256<<10))
+	if streamErr != nil {
+		st.close()
+		p.Stop() // ripgrep may still be writing: end it before waiting
+	}
+	res := p.Wait()
+	result := &Result{Complete: true}
+	if len(st.skips) > 0 {
+		result.Skipped = st.skips
+	}
+	switch {
+	case st.full:
+		result.Complete = false
+		result.Incomplete = &Reason{Code: errs.Incomplete, Message: errs.IncompleteTokens(b.Limit).Msg}
+		return result, nil
+	case ctx.Err() != nil:
+		return result, errs.Errorf(CodeCancelled, "the search was cancelled")
+	case streamErr != nil:
+		return result, streamErr
+	case res.Stopped:
+		return result, errs.Errorf(CodeCancelled, "the search was cancelled")
+	}
+	switch {
+	case res.Exit == 0 || res.Exit == 1:
+	case res.Exit == 2:
+		e := rgError(stderr.Bytes())
+		if e.Code == CodeInvalidPattern {
+			return result, e
+		}
+		result.Complete = false
+		result.Incomplete = &Reason{Code: e.Code, Message: e.Msg}
+		return result, nil
+	case res.Signal != "":
+		return result, errs.Errorf(CodeRg, "ripgrep was killed (%s)", res.Signal)
+	default:
+		return result, errs.Errorf(CodeRg, "ripgrep failed (exit status %d)", res.Exit)
+	}
+	if len(st.skips) > 0 {
+		result.Complete = false
+		n := len(st.skips)
+		msg := "skipped " + st.skips[0]
+		if n > 1 {
+			msg = "skipped " + strings.Join(st.skips[:min(3, n)], ", ")
+		}
+		if n > 3 {
+			msg += " and " + strconv.Itoa(n-3) + " more"
+		}
+		result.Incomplete = &Reason{Code: CodeNotUTF8, Message: msg + "; the rest was searched"}
+	}
+	return result, nil
 }
 
 // rgError condenses ripgrep's diagnostics to one line: its own message
 // without usage blocks, hints about flags hgrep does not take, or the
-// caret drawings of regex errors.
-func rgError(stderr []byte) error {
+// caret drawings of regex errors. Control characters that ripgrep prints
+// as they are in file names are escaped.
+func rgError(stderr []byte) *errs.Error {
 	var msgs []string
 	lines := strings.Split(string(stderr), "\n")
 	inUsage := false
@@ -153,9 +258,9 @@ func rgError(stderr []byte) error {
 				i++
 				what = strings.TrimSpace(strings.TrimPrefix(lines[i], "error:"))
 			}
-			return errs.Errorf(CodeInvalidPattern, "regex parse error: %s in %s", what, pattern)
+			return errs.Errorf(CodeInvalidPattern, "regex parse error: %s in %s", printable(what), printable(pattern))
 		}
-		msgs = append(msgs, strings.TrimPrefix(strings.TrimPrefix(l, "error: "), "rg: "))
+		msgs = append(msgs, printable(strings.TrimPrefix(strings.TrimPrefix(l, "error: "), "rg: ")))
 	}
 	if len(msgs) == 0 {
 		return errs.Errorf(CodeRg, "ripgrep failed without a message (exit status 2)")
@@ -168,207 +273,5 @@ func rgError(stderr []byte) error {
 	if len(msgs) > 3 {
 		msg += " (and more)"
 	}
-	return errs.Errorf(code, "%s", msg)
-}
-
-func allowedEnv() []string {
-	var env []string
-	for _, k := range envAllow {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
-}
-
-// capped keeps the first max bytes written to it and discards the rest.
-type capped struct {
-	bytes.Buffer
-	max int
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	if room := c.max - c.Len(); room > 0 {
-		c.Buffer.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
-}
-
-// event is one line of ripgrep's JSON stream. Only the fields hgrep uses
-// are decoded.
-type event struct {
-	Type string `json:"type"`
-	Data struct {
-		Path       data   `json:"path"`
-		Lines      data   `json:"lines"`
-		LineNumber int    `json:"line_number"`
-		Submatches []span `json:"submatches"`
-	} `json:"data"`
-}
-
-// data is ripgrep's arbitrary data: UTF-8 text, or base64 bytes when not.
-type data struct {
-	Text  *string `json:"text"`
-	Bytes *string `json:"bytes"`
-}
-
-// value returns the data's bytes and whether they were valid UTF-8.
-func (d *data) value() ([]byte, bool, error) {
-	switch {
-	case d.Text != nil:
-		return []byte(*d.Text), true, nil
-	case d.Bytes != nil:
-		b, err := base64.StdEncoding.DecodeString(*d.Bytes)
-		return b, false, err
-	}
-	return nil, true, nil
-}
-
-type rowKey struct {
-	path string
-	line int
-}
-
-// stream turns ripgrep's events into admitted rows.
-type stream struct {
-	dir string // where rg runs: the base of the paths it reports
-	out io.Writer
-	adm *rows.Admitter
-	// context: print every verified row of a matched ripgrep line, not
-	// only those its submatches touch (see Plan.Context).
-	context bool
-	seen    map[rowKey]bool // admitted rows, for first-seen de-duplication
-	src     *source         // the file of the current events
-	pre     []byte          // src's row prefix: "PATH":
-	row     []byte
-}
-
-// run consumes events until ripgrep's output ends or a row cannot be
-// admitted or verified.
-func (st *stream) run(r *bufio.Reader) error {
-	var line []byte
-	for {
-		var err error
-		line, err = readEvent(r, line[:0])
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		var ev event
-		if err := json.Unmarshal(line, &ev); err != nil {
-			return errs.Errorf(CodeRg, "cannot parse ripgrep's output: %v", err)
-		}
-		switch ev.Type {
-		case "match", "context":
-			if err := st.lineEvent(&ev); err != nil {
-				return err
-			}
-		case "end":
-			st.close()
-		}
-	}
-}
-
-func (st *stream) lineEvent(ev *event) error {
-	path, ok, err := ev.Data.Path.value()
-	if err != nil {
-		return errs.Errorf(CodeRg, "cannot parse ripgrep's output: path: %v", err)
-	}
-	if !ok {
-		return errs.Errorf(CodeNotUTF8, "the path %s is not valid UTF-8, so it cannot be printed as a JSON string", quote(string(path)))
-	}
-	text, _, err := ev.Data.Lines.value()
-	if err != nil {
-		return errs.Errorf(CodeRg, "cannot parse ripgrep's output: lines: %v", err)
-	}
-	n := ev.Data.LineNumber
-	if n < 1 {
-		return errs.Errorf(CodeRg, "ripgrep reported a line of %s without a line number", quote(string(path)))
-	}
-	if st.src == nil || st.src.path != string(path) || n < st.src.lf {
-		st.close()
-		if st.src, err = openSource(st.dir, string(path)); err != nil {
-			return err
-		}
-		st.pre = append(jsonstr.Append(st.pre[:0], string(path)), ':')
-	}
-	var subs []span
-	if ev.Type == "match" && !st.context {
-		subs = ev.Data.Submatches
-	}
-	segs, err := st.src.rowsOf(n, text, subs)
-	if err == errRowTooLong {
-		return errs.IncompleteTokens(rows.TokenLimit)
-	}
-	if err != nil {
-		return err
-	}
-	for _, sg := range segs {
-		k := rowKey{st.src.path, sg.line}
-		if st.seen[k] {
-			continue
-		}
-		st.row = rows.AppendRow(append(st.row[:0], st.pre...), sg.line, st.src.cur[sg.start:sg.end])
-		ok, err := st.admit(st.row)
-		if err != nil {
-			return errs.Errorf(CodeWrite, "writing output: %v", regfile.Cause(err))
-		}
-		if !ok {
-			return errs.IncompleteTokens(rows.TokenLimit)
-		}
-		st.seen[k] = true
-	}
-	return nil
-}
-
-// admit offers one row to token admission.
-func (st *stream) admit(row []byte) (bool, error) {
-	if st.adm == nil {
-		st.adm = rows.NewAdmitter(st.out, rows.DefaultBudget)
-	}
-	return st.adm.Admit(row)
-}
-
-// flush writes the admitted rows that admission still holds.
-func (st *stream) flush() error {
-	if st.adm == nil {
-		return nil
-	}
-	if err := st.adm.Flush(); err != nil {
-		return errs.Errorf(CodeWrite, "writing output: %v", regfile.Cause(err))
-	}
-	return nil
-}
-
-func (st *stream) close() {
-	if st.src != nil {
-		st.src.Close()
-		st.src = nil
-	}
-}
-
-// readEvent appends the next LF-terminated line of r to buf.
-func readEvent(r *bufio.Reader, buf []byte) ([]byte, error) {
-	for {
-		chunk, err := r.ReadSlice('\n')
-		buf = append(buf, chunk...)
-		if len(buf) > maxEvent {
-			return nil, errs.Errorf(CodeTooLarge, "ripgrep reported one line with over %d MiB of match data; narrow the search", maxEvent>>20)
-		}
-		switch err {
-		case nil:
-			return buf, nil
-		case bufio.ErrBufferFull:
-			continue
-		case io.EOF:
-			if len(buf) > 0 {
-				return buf, nil
-			}
-			return nil, io.EOF
-		default:
-			return nil, errs.Errorf(CodeRg, "reading ripgrep's output: %v", err)
-		}
-	}
+	return errs.New(code, msg)
 }

@@ -1,238 +1,334 @@
 package grep
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"strconv"
+	"syscall"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/regfile"
-	"github.com/rowkit/rowkit/internal/rows"
 )
 
 // Error codes of hgrep for rows it cannot verify.
 const (
-	CodeNotUTF8    = "not_utf8"
-	CodeChanged    = "changed"
-	CodeNotRegular = "not_regular"
-	CodeRead       = "read"
+	CodeNotUTF8    = errs.NotUTF8
+	CodeChanged    = errs.Changed
+	CodeNotRegular = errs.NotRegular
+	CodeRead       = errs.Read
 )
 
-var bom = []byte("\uFEFF")
+// fileKey identifies a file whatever path names it: one file named twice
+// (n.txt and ./n.txt, a hard link, a symlink) is one file.
+type fileKey struct{ dev, ino uint64 }
 
-// keepBytes is the most of one ripgrep line a source keeps: the longest row
-// that could be admitted plus a byte order mark and a CRLF.
-const keepBytes = rows.MaxRowBytes + 8
-
-// errRowTooLong reports a reported line longer than any admissible row.
-var errRowTooLong = errors.New("row too long to admit")
-
-// source re-reads one file the way ripgrep numbers it, with lines ending at
-// LF only, and turns the lines ripgrep reports into verified rows.
-//
-// ripgrep's line numbers count LF. A verified row also ends at a lone CR,
-// so a lone CR anywhere before a reported line shifts its row number, and
-// ripgrep's events alone cannot reveal that: only the file can. Reading the
-// file up to each reported line also gives the row text from the file
-// itself (ripgrep drops a UTF-8 byte order mark and may transcode UTF-16),
-// and checking it against ripgrep's text catches a file that changed between
-// the two reads.
-type source struct {
-	path  string
-	f     *os.File
-	r     *bufio.Reader
-	lf    int    // ripgrep lines read so far; cur is line lf
-	rows  int    // verified rows ending before line lf
-	cur   []byte // line lf with its terminator, when full
-	full  bool   // cur holds all of line lf
-	nrows int    // verified rows in line lf
-	utf16 bool   // the file starts with a UTF-16 byte order mark
+// row is one verified row of a source: bytes [start, next) of the file,
+// its text (without the terminator) at [start, start+length).
+type row struct {
+	line        int
+	start, next int64
+	length      int64
+	fits        bool   // at most the longest row worth keeping
+	text        []byte // the whole text when held; nil otherwise (see load)
 }
 
-// openSource opens path, relative to dir as ripgrep reported it, which must
-// be a regular file. It opens without blocking, so a FIFO cannot hang hgrep.
-func openSource(dir, path string) (*source, error) {
-	name := path
-	if !filepath.IsAbs(path) {
-		// Not filepath.Join: cleaning "link/../x" could name another file.
-		name = dir + string(filepath.Separator) + path
-	}
-	f, _, err := regfile.Open(os.Stat, os.OpenFile, name)
-	if _, ok := regfile.AsNotRegular(err); ok {
-		return nil, errs.Errorf(CodeNotRegular, "%s is not a regular file, so its rows cannot be verified; search regular files only", quote(path))
-	}
+// bufSize is the read buffer of a source.
+const bufSize = 64 << 10
+
+// source reads one file forward as verified rows (ending at LF, CRLF or a
+// lone CR), knowing each row's byte offsets, so that the byte ranges
+// ripgrep reports (absolute_offset and the length of the line) map to the
+// rows that hold them whatever ripgrep counts as a line: ripgrep ends lines
+// at LF only, and in some modes turns a NUL into a line break. The offsets
+// are exact because ripgrep runs with --encoding=none.
+//
+// Reading the file also gives the row text from the file itself, and
+// checking ripgrep's text against the bytes at its offset catches a file
+// that changed between the two reads.
+type source struct {
+	path  string // as ripgrep reported it
+	key   fileKey
+	f     *os.File
+	utf16 bool // the file starts with a UTF-16 byte order mark
+
+	buf     []byte
+	r, w    int   // buf[r:w] is unread
+	base    int64 // file offset of buf[0]
+	eof     bool
+	line    int   // rows scanned so far
+	last    int64 // where the last row scanned starts (pos after skipTo)
+	keep    int   // the most text kept for one row
+	scratch []byte
+}
+
+// openSource opens path with open (which must not block on a FIFO); path
+// is the name ripgrep reported, for messages.
+func openSource(path string, open func() (*os.File, error), keep int) (*source, error) {
+	f, err := open()
 	if err != nil {
-		return nil, errs.Errorf(CodeRead, "cannot reopen %s to verify its rows: %v", quote(path), regfile.Cause(err))
+		return nil, err
 	}
-	return &source{path: path, f: f, r: bufio.NewReaderSize(f, 64<<10)}, nil
+	s := &source{path: path, f: f, buf: make([]byte, bufSize), keep: keep}
+	if fi, err := f.Stat(); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			s.key = fileKey{uint64(st.Dev), uint64(st.Ino)}
+		}
+	}
+	var head [2]byte
+	if n, _ := f.ReadAt(head[:], 0); n == 2 && (head == [2]byte{0xff, 0xfe} || head == [2]byte{0xfe, 0xff}) {
+		s.utf16 = true
+	}
+	return s, nil
+}
+
+// openError turns a failed open of a reported file into hgrep's error.
+func openError(path string, err error) error {
+	if _, ok := regfile.AsNotRegular(err); ok {
+		return errs.Errorf(CodeNotRegular, "%s is not a regular file, so its rows cannot be verified; search regular files only", quote(path))
+	}
+	return errs.Errorf(CodeRead, "cannot reopen %s to verify its rows: %v", quote(path), regfile.Cause(err))
 }
 
 func (s *source) Close() { s.f.Close() }
 
-// seek makes line n (ripgrep's number) the current line. It returns false
-// when the file has fewer lines.
-func (s *source) seek(n int) (bool, error) {
-	for s.lf < n {
-		ok, err := s.next(s.lf+1 == n)
-		if !ok || err != nil {
-			return false, err
+// pos is the file offset of the next unread byte.
+func (s *source) pos() int64 { return s.base + int64(s.r) }
+
+// fill reads more of the file, keeping buf[r:w]. It returns false at the
+// end of the file.
+func (s *source) fill() (bool, error) {
+	if s.eof {
+		return false, nil
+	}
+	if s.r > 0 {
+		n := copy(s.buf, s.buf[s.r:s.w])
+		s.base += int64(s.r)
+		s.r, s.w = 0, n
+	}
+	for {
+		n, err := s.f.Read(s.buf[s.w:])
+		s.w += n
+		if err == io.EOF {
+			s.eof = true
+			return n > 0, nil
+		}
+		if err != nil {
+			return false, errs.Errorf(CodeRead, "reading %s: %v", quote(s.path), regfile.Cause(err))
+		}
+		if n > 0 {
+			return true, nil
 		}
 	}
-	return s.lf == n, nil
 }
 
-// next reads the next line, keeping its bytes when keep is set.
-func (s *source) next(keep bool) (bool, error) {
-	s.rows += s.nrows
-	s.cur, s.full, s.nrows = s.cur[:0], true, 0
-	var n, lone int
-	pendingCR := false
+// next scans the next row, keeping its text when keep is set and it is at
+// most s.keep bytes long. It returns false at the end of the file.
+func (s *source) next(keep bool) (row, bool, error) {
+	r := row{start: s.pos()}
+	text := s.scratch[:0]
+	started := false
 	for {
-		chunk, err := s.r.ReadSlice('\n')
-		if len(chunk) > 0 {
-			if pendingCR && chunk[0] != '\n' {
-				lone++
+		if s.r == s.w {
+			more, err := s.fill()
+			if err != nil {
+				return r, false, err
 			}
-			pendingCR = false
-			for i := 0; ; {
-				j := bytes.IndexByte(chunk[i:], '\r')
-				if j < 0 {
-					break
+			if !more {
+				if !started {
+					return r, false, nil
 				}
-				i += j + 1
-				if i == len(chunk) {
-					pendingCR = true
-				} else if chunk[i] != '\n' {
-					lone++
-				}
-			}
-			if n == 0 && s.lf == 0 && len(chunk) >= 2 &&
-				(chunk[0] == 0xff && chunk[1] == 0xfe || chunk[0] == 0xfe && chunk[1] == 0xff) {
-				s.utf16 = true
-			}
-			n += len(chunk)
-			if keep && s.full {
-				if len(s.cur)+len(chunk) <= keepBytes {
-					s.cur = append(s.cur, chunk...)
-				} else {
-					s.full = false
-				}
+				break // an unterminated last row
 			}
 		}
-		if err == bufio.ErrBufferFull {
+		started = true
+		chunk := s.buf[s.r:s.w]
+		i := bytes.IndexByte(chunk, '\n')
+		seg := chunk
+		if i >= 0 {
+			seg = chunk[:i]
+		}
+		if j := bytes.IndexByte(seg, '\r'); j >= 0 {
+			i = j
+		}
+		if i < 0 {
+			text = s.add(text, chunk, r.length, keep)
+			r.length += int64(len(chunk))
+			s.r = s.w
 			continue
 		}
-		if err != nil && err != io.EOF {
-			return false, errs.Errorf(CodeRead, "reading %s: %v", quote(s.path), regfile.Cause(err))
+		text = s.add(text, chunk[:i], r.length, keep)
+		r.length += int64(i)
+		s.r += i + 1
+		if chunk[i] == '\r' {
+			if s.r == s.w {
+				if _, err := s.fill(); err != nil {
+					return r, false, err
+				}
+			}
+			if s.r < s.w && s.buf[s.r] == '\n' {
+				s.r++
+			}
 		}
 		break
 	}
-	if n == 0 {
-		return false, nil
+	s.scratch = text
+	s.last = r.start
+	s.line++
+	r.line = s.line
+	r.next = s.pos()
+	r.fits = r.length <= int64(s.keep)
+	if keep && r.fits {
+		r.text = text
 	}
-	s.lf++
-	// Every lone CR ends a row and starts another; a CR that ends the file
-	// ends the last row (pendingCR) and starts none, so it adds nothing.
-	s.nrows = 1 + lone
-	return true, nil
+	return r, true, nil
 }
 
-// segment is one verified row inside the current line.
-type segment struct {
-	line       int
-	start, end int // text is cur[start:end]; a CR or the terminator is at end
-}
-
-// segments splits the current line into its verified rows.
-func (s *source) segments() []segment {
-	content := s.cur
-	switch {
-	case bytes.HasSuffix(content, []byte("\r\n")):
-		content = content[:len(content)-2]
-	case bytes.HasSuffix(content, []byte("\n")):
-		content = content[:len(content)-1]
-	case bytes.HasSuffix(content, []byte("\r")):
-		content = content[:len(content)-1]
+// load reads the text of a row that fits but was not held.
+func (s *source) load(r *row) error {
+	if r.text != nil || !r.fits {
+		return nil
 	}
-	segs := make([]segment, 0, s.nrows)
-	start := 0
-	for {
-		j := bytes.IndexByte(content[start:], '\r')
-		if j < 0 {
-			segs = append(segs, segment{line: s.rows + len(segs) + 1, start: start, end: len(content)})
-			return segs
+	buf := make([]byte, r.length)
+	if n, err := s.f.ReadAt(buf, r.start); n < len(buf) {
+		if err != nil && err != io.EOF {
+			return errs.Errorf(CodeRead, "reading %s: %v", quote(s.path), regfile.Cause(err))
 		}
-		segs = append(segs, segment{line: s.rows + len(segs) + 1, start: start, end: start + j})
-		start += j + 1
+		return s.changed(r.start)
 	}
+	r.text = buf
+	return nil
 }
 
-// span is a byte range of a reported line, from a ripgrep submatch.
-type span struct{ Start, End int }
+func (s *source) add(text, b []byte, have int64, keep bool) []byte {
+	if keep && have+int64(len(b)) <= int64(s.keep) {
+		return append(text, b...)
+	}
+	return text
+}
 
-// rowsOf returns the verified rows of ripgrep's line n, whose text ripgrep
-// reported as rgText, that hold what ripgrep reported: the rows touched by
-// a submatch, or every row of the line when there are none (context lines,
-// inverted matches). A line without lone CRs is exactly one row.
-func (s *source) rowsOf(n int, rgText []byte, subs []span) ([]segment, error) {
-	ok, err := s.seek(n)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, errs.Errorf(CodeChanged, "%s changed during the search: it no longer has the line %d that ripgrep reported", quote(s.path), n)
-	}
-	if !s.full {
-		return nil, errRowTooLong
-	}
-	shift := 0
-	if n == 1 && bytes.HasPrefix(s.cur, bom) && !bytes.HasPrefix(rgText, bom) {
-		shift = len(bom) // ripgrep strips a UTF-8 byte order mark; the row keeps it
-	}
-	if !bytes.Equal(s.cur[shift:], rgText) {
-		if s.utf16 {
-			return nil, errs.Errorf(CodeNotUTF8, "%s is UTF-16 (ripgrep transcodes it); verified rows need UTF-8 files", quote(s.path))
-		}
-		return nil, errs.Errorf(CodeChanged, "%s changed during the search: line %d differs from the text ripgrep matched", quote(s.path), n)
-	}
-	segs := s.segments()
-	if len(segs) > 1 && len(subs) > 0 {
-		var picked []segment
-		for i, sg := range segs {
-			end := sg.end
-			if i == len(segs)-1 {
-				end = int(^uint(0) >> 1) // the line's terminator belongs to its last row
-			}
-			for _, m := range subs {
-				a, b := m.Start+shift, m.End+shift
-				last := b - 1
-				if b <= a {
-					last = a
-				}
-				if sg.start <= last && a <= end {
-					picked = append(picked, sg)
-					break
-				}
+// skipTo passes quickly over the whole rows that end before offset limit,
+// counting them without looking at their text. It stops at a row boundary
+// at or before limit.
+func (s *source) skipTo(limit int64) error {
+	for s.pos() < limit {
+		if s.r == s.w {
+			more, err := s.fill()
+			if err != nil || !more {
+				return err
 			}
 		}
-		if len(picked) > 0 {
-			segs = picked
+		region := s.buf[s.r:s.w]
+		if room := limit - s.pos(); int64(len(region)) > room {
+			region = region[:room]
 		}
-	}
-	for _, sg := range segs {
-		if text := s.cur[sg.start:sg.end]; !utf8.Valid(text) {
-			return nil, errs.Errorf(CodeNotUTF8, "%s: row %d is not valid UTF-8 (invalid byte at offset %d of the line); verified rows need UTF-8 text",
-				quote(s.path), sg.line, rows.FirstInvalid(text))
+		cut := bytes.LastIndexByte(region, '\n') + 1
+		if cut == 0 {
+			return nil // the row in progress reaches limit: scan it
 		}
+		region = region[:cut]
+		n := bytes.Count(region, []byte{'\n'})
+		for i := 0; ; {
+			j := bytes.IndexByte(region[i:], '\r')
+			if j < 0 {
+				break
+			}
+			i += j + 1
+			if region[i] != '\n' { // region ends in LF, so i is in range
+				n++
+			}
+		}
+		s.line += n
+		s.r += cut
+		s.last = s.pos()
 	}
-	return segs, nil
+	return nil
 }
 
-// quote renders a path for a diagnostic, escaping what a terminal would
-// misread.
-func quote(path string) string { return fmt.Sprintf("%q", path) }
+// verify checks that the file holds text at offset off: ripgrep's report
+// of a line is the file's own bytes, except that ripgrep may have turned a
+// NUL ending it into a line break.
+func (s *source) verify(off int64, text []byte) error {
+	var buf [bufSize]byte
+	for done := 0; done < len(text); {
+		want := text[done:min(len(text), done+len(buf))]
+		n, err := s.f.ReadAt(buf[:len(want)], off+int64(done))
+		if n < len(want) {
+			if err != nil && err != io.EOF {
+				return errs.Errorf(CodeRead, "reading %s: %v", quote(s.path), regfile.Cause(err))
+			}
+			return s.changed(off)
+		}
+		if !bytes.Equal(buf[:n], want) {
+			last := done+n == len(text)
+			if !last || !bytes.Equal(buf[:n-1], want[:n-1]) || buf[n-1] != 0 || want[n-1] != '\n' {
+				return s.changed(off)
+			}
+		}
+		done += n
+	}
+	return nil
+}
+
+func (s *source) changed(off int64) error {
+	return errs.Errorf(CodeChanged, "%s changed during the search: its bytes at offset %d differ from the line ripgrep matched", quote(s.path), off)
+}
+
+// checkText refuses a row that is not valid UTF-8.
+func (s *source) checkText(r *row) error {
+	if !utf8.Valid(r.text) {
+		return errs.Errorf(CodeNotUTF8, "%s: row %d is not valid UTF-8 (invalid byte at offset %d of the row); verified rows need UTF-8 text",
+			quote(s.path), r.line, firstInvalid(r.text))
+	}
+	return nil
+}
+
+func firstInvalid(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
+}
+
+// quote renders a path for a diagnostic as a Go string literal: control
+// characters and bytes that are not UTF-8 are escaped, so that a file name
+// can never reach a terminal as an escape sequence.
+func quote(path string) string { return strconv.Quote(path) }
+
+// printable escapes the control characters and invalid UTF-8 in a message
+// that is not ours (ripgrep's diagnostics name files as they are), and
+// leaves everything else as it is.
+func printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b []byte
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			b = fmt.Appendf(b, `\x%02x`, s[i])
+		case unicode.IsControl(r) || r == utf8.RuneError:
+			q := strconv.QuoteRune(r)
+			b = append(b, q[1:len(q)-1]...)
+		default:
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return string(b)
+}

@@ -1,0 +1,94 @@
+package cmd
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/grep"
+	"github.com/rowkit/rowkit/internal/regfile"
+	"github.com/rowkit/rowkit/internal/rows"
+)
+
+// Grep is hgrep as a rowkit command.
+var Grep = &cli.Command{
+	Name:    "grep",
+	Aliases: []string{"hgrep"},
+	Usage:   "hgrep [OPTIONS] PATTERN [PATH ...]",
+	Summary: "search with ripgrep; every result is a verified row \"PATH\":LINE:HASH TEXT",
+	Help:    grepHelp,
+	Exits: []cli.Exit{
+		{Status: 0, When: "success; no match is an empty result"},
+		{Status: 1, When: "failure: rg_missing, invalid_pattern, rg_failed (ripgrep's own message, e.g. a missing path; rows found elsewhere are still printed), not_utf8 (a printed row; or a file name, skipped after the rest was searched), not_regular (a named FIFO, socket, device or kernel pseudo file), changed, read, too_large, write, cancelled; or output_incomplete (token limit)"},
+		{Status: 2, When: "usage: no pattern, a rejected or unknown option, a bad context value, the path - (stdin)"},
+	},
+	Run: runGrep,
+}
+
+var grepHelp = `Runs the installed ripgrep (rg) with the given arguments, which the shell has
+already split, and prints each row it finds once, in ripgrep's order, as
+
+  "PATH":LINE:HASH TEXT
+
+PATH JSON-quoted as ripgrep reports it and LINE:HASH TEXT the verified row
+(the same identity as hread: complete line, no highlighting or trimming).
+With no PATH the current directory is searched. ripgrep owns regex syntax,
+ignore rules, traversal and matching; hgrep runs it with --no-config --json
+--encoding=none (the file's own bytes, never transcoded) and its standard
+input closed. hgrep reads what your shell can read, like rg.
+
+Each row is checked against the file. ripgrep ends lines at LF only, while a
+verified row also ends at a lone CR, so hgrep maps the byte offsets ripgrep
+reports to the file's rows: a match prints the rows it touches, and -A, -B
+and -C count context in verified rows either side of them (ripgrep never
+sees those options). A row prints once, even when the same file is named
+twice (n.txt ./n.txt). A printed row that is not valid UTF-8, a UTF-16 file,
+or a file that changed during the search is an error, never a wrong row.
+
+A FIFO, device, socket or kernel pseudo file (/proc, /sys) named on the
+command line, or given to -f or --ignore-file, would block ripgrep: it is
+refused before ripgrep starts (directories are searched as usual). A file
+whose name is not UTF-8 cannot be printed as a JSON string: it is skipped
+with a message and the search goes on, but the result is not the whole
+search (exit 1).
+
+Output is bounded by token admission (o200k_base, after de-duplication): rows
+are written while the total stays within 15,000 tokens, one more may take it
+to 15,500; at the first row left out hgrep stops and kills ripgrep, keeps the
+rows written, prints "hgrep: output incomplete: 15,000-token limit reached"
+and exits 1.
+
+` + grep.PolicyHelp()
+
+func runGrep(ctx context.Context, env *cli.Env, args []string) error {
+	plan, err := grep.Parse(args)
+	if err != nil {
+		return err
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return errs.Errorf(errs.Read, "cannot determine the current directory: %v", err)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	out := bufio.NewWriterSize(env.Stdout, 32<<10)
+	p := rows.NewPrinter(out, rows.DefaultBudget)
+	res, err := grep.Search(ctx, plan, grep.Config{Dir: dir}, p)
+	// The rows pushed are verified rows whatever ended the search: they
+	// stay on stdout before the diagnostic.
+	werr := p.Flush()
+	if werr == nil {
+		werr = out.Flush()
+	}
+	if err != nil {
+		return err
+	}
+	if werr != nil {
+		return errs.Errorf(errs.Write, "writing output: %v", regfile.Cause(werr))
+	}
+	return res.Err(rows.DefaultBudget)
+}
