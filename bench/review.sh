@@ -64,7 +64,7 @@ g merge-base $base $head >/dev/null
 g diff \$d $base...$head -- >/dev/null
 g diff \$d --cached $head -- >/dev/null
 g diff \$d -- >/dev/null
-g ls-files --others --exclude-standard -z -- >/dev/null
+g ls-files -z -t --stage --others --exclude-standard -- >/dev/null
 SH
 }
 

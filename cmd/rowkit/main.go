@@ -9,14 +9,13 @@ import (
 
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/cmd"
-	"github.com/rowkit/rowkit/internal/review"
 )
 
 // commands is every command the binary offers.
 var commands = []*cli.Command{
 	cmd.Hread,
 	cmd.Grep,
-	review.Command,
+	cmd.Review,
 	cmd.Inspect,
 	cmd.MCP,
 }

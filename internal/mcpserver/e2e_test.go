@@ -49,12 +49,12 @@ type e2eResult struct {
 }
 
 type e2eServer struct {
-	Command string         `json:"command"`
-	Args    []string       `json:"args"`
-	Cwd     string         `json:"cwd"`
-	Calls   []e2eCall      `json:"calls"`
-	Cancel  *e2eCancel     `json:"cancel,omitempty"`
-	After   *e2eCall       `json:"after,omitempty"`
+	Command string     `json:"command"`
+	Args    []string   `json:"args"`
+	Cwd     string     `json:"cwd"`
+	Calls   []e2eCall  `json:"calls"`
+	Cancel  *e2eCancel `json:"cancel,omitempty"`
+	After   *e2eCall   `json:"after,omitempty"`
 	expect  []func(e2eResult) string
 }
 

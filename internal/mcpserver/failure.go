@@ -106,7 +106,7 @@ func failureMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if errors.As(cause, &pe) {
 			path = &pe.path
 		}
-		f := failureOf(coded(cause), path)
+		f := failureOf(cause, path)
 		b, merr := json.Marshal(f)
 		if merr != nil {
 			return res, err

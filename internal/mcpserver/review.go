@@ -3,20 +3,14 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/review"
-)
-
-// Review defaults of the MCP tools, tighter than the CLI's: a model reads
-// the whole result.
-const (
-	reviewMaxFiles       = 50       // paths listed per scope
-	reviewMaxStreamBytes = 4 << 10  // kept per captured validation stream
-	reviewTotalBytes     = 16 << 10 // the whole report (needs the engine's byte budget)
 )
 
 // InspectRepositoryInput is the arguments of inspect_repository.
@@ -98,11 +92,9 @@ func (s *Server) addInspectRepository() {
 
 func (s *Server) inspectRepository(ctx context.Context, req *mcp.CallToolRequest, in InspectRepositoryInput) (*mcp.CallToolResult, *review.Report, error) {
 	o := review.Options{
-		BaseRef:        in.BaseRef,
-		Scopes:         in.Scopes,
-		Detail:         in.Detail,
-		MaxFiles:       reviewMaxFiles,
-		MaxOutputBytes: reviewMaxStreamBytes,
+		BaseRef: in.BaseRef,
+		Scopes:  in.Scopes,
+		Detail:  in.Detail,
 	}
 	if o.Detail == "" {
 		o.Detail = review.DetailSummary
@@ -110,26 +102,22 @@ func (s *Server) inspectRepository(ctx context.Context, req *mcp.CallToolRequest
 	return s.review(ctx, req, in.RepoPath, o)
 }
 
-// review runs the review engine on a repository confined to the call's
-// roots: the path and its git directory are checked before git starts.
+// review runs the review engine on a repository confined to the root the
+// path lies in, with the server's bounds: the engine resolves the path and
+// refuses a repository whose top level or git directory lies outside that
+// root before git or any validation runs.
 func (s *Server) review(ctx context.Context, req *mcp.CallToolRequest, repoPath string, o review.Options) (*mcp.CallToolResult, *review.Report, error) {
-	roots := s.callRoots(ctx, req)
-	r, dir, err := resolveDir(roots, repoPath)
+	r, rel, err := locate(s.callRoots(ctx, req), repoPath)
 	if err != nil {
 		return nil, nil, withPath(repoPath, err)
 	}
-	if err := checkRepository(roots, r, dir); err != nil {
-		return nil, nil, withPath(repoPath, err)
-	}
-	if o.BaseRef != "" {
-		if err := review.CheckRef(o.BaseRef); err != nil {
-			return nil, nil, coded(err)
-		}
-	}
-	o.Repo = dir
+	o.Root, o.Repo = r.ws, rel
+	o.MaxFiles = review.ServerMaxFiles
+	o.MaxOutputBytes = review.ServerMaxOutputBytes
+	o.MaxTotalOutputBytes = review.ServerMaxTotalOutputBytes
 	rep, err := review.Inspect(ctx, o)
 	if err != nil {
-		return nil, nil, withPath(repoPath, coded(err))
+		return nil, nil, withPath(repoPath, err)
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(rep.Markdown())}}}, rep, nil
 }
@@ -151,64 +139,104 @@ func (s *Server) addRunValidations() {
 	}, s.runValidations)
 }
 
-// progressEvery is how often a long validation run reports progress.
+// progressEvery is how often a long validation reports that it still runs.
 var progressEvery = 2 * time.Second
 
 func (s *Server) runValidations(ctx context.Context, req *mcp.CallToolRequest, in RunValidationsInput) (*mcp.CallToolResult, *review.Report, error) {
-	o := review.Options{
-		Detail:         review.DetailSummary,
-		MaxFiles:       reviewMaxFiles,
-		MaxOutputBytes: reviewMaxStreamBytes,
-	}
+	o := review.Options{Detail: review.DetailSummary}
 	for _, n := range in.Validations {
 		if !contains(s.allow, n) {
 			// The schema's enum already refuses it; a client that skips
 			// validation still cannot name anything else.
-			return nil, nil, fmt.Errorf("%q is not an allowed validation", n)
+			return nil, nil, errs.Errorf(errs.Usage, "%q is not an allowed validation", n)
 		}
 		p, err := s.config.Plan(n, review.DefaultTimeout)
 		if err != nil {
-			return nil, nil, coded(err)
+			return nil, nil, err
 		}
 		o.Validations = append(o.Validations, p)
 	}
-	stop := s.heartbeat(ctx, req, fmt.Sprintf("running %d validation(s)", len(o.Validations)))
-	defer stop()
+	pr := newProgress(ctx, req)
+	defer pr.stop()
+	o.Progress = pr.validation
 	return s.review(ctx, req, in.RepoPath, o)
 }
 
-// heartbeat sends a progress notification every progressEvery while a call
-// runs, when the client asked for progress. It returns the function that
-// stops it.
-func (s *Server) heartbeat(ctx context.Context, req *mcp.CallToolRequest, what string) func() {
+// progress sends MCP progress notifications for one call, when the client
+// asked for them: one as each validation starts and ends, and one every
+// progressEvery while a validation runs. The value counts notifications,
+// so it always increases, as the protocol requires.
+type progress struct {
+	ctx   context.Context
+	req   *mcp.CallToolRequest
+	token any
+
+	mu      sync.Mutex
+	n       float64
+	current string // the running validation's message, "" between them
+	done    chan struct{}
+	ended   chan struct{}
+}
+
+func newProgress(ctx context.Context, req *mcp.CallToolRequest) *progress {
+	p := &progress{ctx: ctx, req: req, done: make(chan struct{}), ended: make(chan struct{})}
 	if req == nil || req.Session == nil || req.Params.GetProgressToken() == nil {
-		return func() {}
+		close(p.ended)
+		return p
 	}
-	token := req.Params.GetProgressToken()
-	done := make(chan struct{})
-	finished := make(chan struct{})
+	p.token = req.Params.GetProgressToken()
 	start := time.Now()
 	go func() {
-		defer close(finished)
+		defer close(p.ended)
 		t := time.NewTicker(progressEvery)
 		defer t.Stop()
 		for {
 			select {
-			case <-done:
+			case <-p.done:
 				return
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				secs := time.Since(start).Seconds()
-				req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-					ProgressToken: token,
-					Progress:      secs,
-					Message:       fmt.Sprintf("%s: %.0fs", what, secs),
-				})
+				p.mu.Lock()
+				if p.current != "" {
+					p.sendLocked(fmt.Sprintf("%s (%.0fs)", p.current, time.Since(start).Seconds()))
+				}
+				p.mu.Unlock()
 			}
 		}
 	}()
-	return func() { close(done); <-finished }
+	return p
+}
+
+func (p *progress) validation(v review.Progress) {
+	if p.token == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	msg := fmt.Sprintf("validation %d of %d (%s)", v.Index+1, v.Total, v.ID)
+	if v.Done {
+		p.current = ""
+		msg += ": " + v.Status
+	} else {
+		p.current = msg + " running"
+		msg += " started"
+	}
+	p.sendLocked(msg)
+}
+
+func (p *progress) sendLocked(msg string) {
+	p.n++
+	p.req.Session.NotifyProgress(p.ctx, &mcp.ProgressNotificationParams{ProgressToken: p.token, Progress: p.n, Message: msg})
+}
+
+func (p *progress) stop() {
+	select {
+	case <-p.done:
+	default:
+		close(p.done)
+	}
+	<-p.ended
 }
 
 func contains(list []string, s string) bool {

@@ -189,8 +189,8 @@ func TestFailureLayers(t *testing.T) {
 	for _, tc := range []struct {
 		path, code string
 	}{
-		{"missing", "not_found"},
-		{"plain", "outside_workspace"}, // no .git up to the root: git would search above it
+		{"missing", "E_REPO_NOT_FOUND"},
+		{"plain", "E_NOT_A_REPO"}, // no .git up to the root, and git is not let search above it
 	} {
 		res := call(t, cs, "inspect_repository", map[string]any{"repo_path": tc.path})
 		if code := failureCode(t, res); code != tc.code {

@@ -2,11 +2,8 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -202,106 +199,4 @@ func rootList(roots []root) string {
 		dirs = append(dirs, r.ws.Dir())
 	}
 	return strings.Join(dirs, ", ")
-}
-
-// resolveDir resolves a path argument that must name a directory inside a
-// root, returning its canonical absolute path.
-func resolveDir(roots []root, p string) (root, string, error) {
-	r, req, err := locate(roots, p)
-	if err != nil {
-		return root{}, "", err
-	}
-	_, target, err := r.ws.Resolve(req)
-	if err != nil {
-		return root{}, "", err
-	}
-	abs := filepath.Join(r.ws.Dir(), target)
-	fi, err := os.Stat(abs)
-	if err != nil || !fi.IsDir() {
-		return root{}, "", errs.Errorf(errs.NotRegular, "%s is not a directory", p)
-	}
-	return r, abs, nil
-}
-
-// maxGitFile bounds the .git file read: a gitdir line is one path.
-const maxGitFile = 4096
-
-// checkRepository refuses a repository whose git directory git would find
-// outside the roots, before git runs: git looks for .git from dir upwards,
-// so the first .git between dir and its root must exist and, when it is a
-// file ("gitdir: PATH", a worktree or submodule) or a symlink, lead inside
-// a root. Without any .git up to the root, git would search above the
-// root, so the directory is refused as not a repository.
-func checkRepository(roots []root, r root, dir string) error {
-	for d := dir; ; d = filepath.Dir(d) {
-		if !workspace.Inside(r.ws.Dir(), d) {
-			break
-		}
-		gitPath := filepath.Join(d, ".git")
-		fi, err := os.Lstat(gitPath)
-		if errors.Is(err, os.ErrNotExist) {
-			if d == r.ws.Dir() {
-				break
-			}
-			continue
-		}
-		if err != nil {
-			return errs.Errorf(errs.Read, "%s: %v", gitPath, err)
-		}
-		var gitDir string
-		switch {
-		case fi.Mode()&os.ModeSymlink != 0:
-			t, err := filepath.EvalSymlinks(gitPath)
-			if err != nil {
-				return errs.Errorf(errs.Outside, "%s is a symlink that does not resolve", gitPath)
-			}
-			gitDir = t
-		case fi.Mode().IsRegular():
-			t, err := readGitFile(gitPath)
-			if err != nil {
-				return err
-			}
-			if !filepath.IsAbs(t) {
-				t = filepath.Join(d, t)
-			}
-			if c, err := filepath.EvalSymlinks(t); err == nil {
-				t = c
-			}
-			gitDir = filepath.Clean(t)
-		case fi.IsDir():
-			return nil
-		default:
-			return errs.Errorf(errs.NotRegular, "%s is neither a directory nor a gitdir file", gitPath)
-		}
-		for _, o := range roots {
-			if workspace.Inside(o.ws.Dir(), gitDir) {
-				return nil
-			}
-		}
-		return errs.Errorf(errs.Outside, "%s points at %s, outside every workspace root", gitPath, gitDir).
-			WithHint("serve that repository with its own --root")
-	}
-	return errs.Errorf(errs.Outside, "%s has no .git inside the workspace root %s; git would look above the root", dir, r.ws.Dir()).
-		WithHint("give the path of a repository inside the root")
-}
-
-func readGitFile(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", errs.Errorf(errs.Read, "%s: %v", p, err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxGitFile+1))
-	if err != nil {
-		return "", errs.Errorf(errs.Read, "%s: %v", p, err)
-	}
-	if len(b) > maxGitFile {
-		return "", errs.Errorf(errs.TooLarge, "%s is larger than a gitdir file can be", p)
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	t, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), "gitdir: ")
-	if !ok || t == "" {
-		return "", errs.Errorf(errs.Read, "%s is a file but not a \"gitdir: PATH\" pointer", p)
-	}
-	return t, nil
 }

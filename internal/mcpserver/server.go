@@ -10,7 +10,6 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -20,7 +19,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/review"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
@@ -70,7 +68,7 @@ func New(o Options) (*Server, error) {
 	if o.Config != "" {
 		c, err := review.LoadConfig(o.Config)
 		if err != nil {
-			return nil, coded(err)
+			return nil, err
 		}
 		s.config = c
 		if c.MCP != nil {
@@ -118,20 +116,6 @@ func (s *Server) Banner() string {
 }
 
 func (s *Server) logf(format string, args ...any) { s.log.Printf(format, args...) }
-
-// coded returns err as an *errs.Error when it carries a code in another
-// form (the review engine's own error type), so every failure reaches the
-// client with its machine code.
-func coded(err error) error {
-	if _, ok := errs.As(err); ok {
-		return err
-	}
-	var re *review.Error
-	if errors.As(err, &re) {
-		return errs.New(re.Code, re.Msg).WithHint(re.Hint)
-	}
-	return err
-}
 
 // callRoots is the confinement of the call req belongs to.
 func (s *Server) callRoots(ctx context.Context, req *mcp.CallToolRequest) []root {

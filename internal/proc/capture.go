@@ -12,7 +12,8 @@ import (
 // bytes of the result, with the middle elided. Failures are usually at the
 // end, so the tail matters as much as the head.
 type Capture struct {
-	half    int
+	max     int // bound of Result, elision marker included
+	half    int // kept of the head, and at least of the tail
 	head    []byte
 	tail    []byte // the last bytes seen after head filled; trimmed lazily
 	total   int64  // raw bytes written to the stream
@@ -36,12 +37,10 @@ const (
 // committed as it is.
 const maxLine = 64 << 10
 
-// NewCapture returns a Capture keeping at most about max bytes.
-func NewCapture(max int) *Capture {
-	if max < 2 {
-		max = 2
-	}
-	return &Capture{half: max / 2}
+// NewCapture returns a Capture whose Result is at most max bytes.
+func NewCapture(bound int) *Capture {
+	bound = max(bound, 0)
+	return &Capture{max: bound, half: max(bound/2, 1)}
 }
 
 func (c *Capture) Write(p []byte) (int, error) {
@@ -129,35 +128,67 @@ func (c *Capture) commit() {
 }
 
 // Result returns the kept text and the cleaned bytes left out of it. The
-// cut never splits a UTF-8 sequence: a partial one at the end of the head
-// or the start of the tail is dropped and counted.
+// text, elision marker included, is at most the bound given to NewCapture
+// (a bound too small for the marker keeps nothing). The cut never splits a
+// UTF-8 sequence: a partial one at the end of the head or the start of the
+// tail is dropped and counted; any other invalid byte becomes U+FFFD.
 func (c *Capture) Result() (string, int64) {
 	c.commit()
-	tail := c.tail
-	if len(tail) > c.half {
-		tail = tail[len(tail)-c.half:]
+	whole := c.cleaned == int64(len(c.head)+len(c.tail))
+	pre, suf := c.head, c.tail
+	if whole {
+		s := strings.ToValidUTF8(string(c.head)+string(c.tail), "\uFFFD")
+		if len(s) <= c.max {
+			return s, 0
+		}
+		// Replacement characters made it longer than the bound: cut it
+		// as if it had been elided.
+		pre = append(append([]byte{}, c.head...), c.tail...)
+		suf = pre
 	}
-	dropped := c.cleaned - int64(len(c.head)) - int64(len(tail))
-	if dropped == 0 {
-		return strings.ToValidUTF8(string(c.head)+string(tail), "\uFFFD"), 0
+	// The marker can only get shorter than this as more is kept.
+	budget := c.max - len(elision(c.cleaned))
+	for budget > 0 {
+		hn := min(budget/2, len(pre))
+		tn := min(budget-hn, len(suf))
+		if whole {
+			tn = min(tn, len(suf)-hn)
+		}
+		head, tail := trimPartialEnd(pre[:hn]), trimPartialStart(suf[len(suf)-tn:])
+		dropped := c.cleaned - int64(len(head)) - int64(len(tail))
+		text := strings.ToValidUTF8(string(head), "\uFFFD") + elision(dropped) + strings.ToValidUTF8(string(tail), "\uFFFD")
+		if len(text) <= c.max {
+			return text, dropped
+		}
+		budget -= len(text) - c.max
 	}
-	head := c.head
-	for k := 1; k <= 3 && k <= len(head); k++ {
-		if b := head[len(head)-k]; b >= 0xc0 { // a lead byte: is its sequence whole?
-			if !utf8.FullRune(head[len(head)-k:]) {
-				head = head[:len(head)-k]
+	return "", c.cleaned
+}
+
+func elision(n int64) string { return fmt.Sprintf("\n[... %d bytes elided ...]\n", n) }
+
+// trimPartialEnd drops a UTF-8 sequence cut short at the end of b.
+func trimPartialEnd(b []byte) []byte {
+	for k := 1; k <= 3 && k <= len(b); k++ {
+		if x := b[len(b)-k]; x >= 0xc0 { // a lead byte: is its sequence whole?
+			if !utf8.FullRune(b[len(b)-k:]) {
+				return b[:len(b)-k]
 			}
-			break
-		} else if b < 0x80 {
-			break
+			return b
+		} else if x < 0x80 {
+			return b
 		}
 	}
-	for k := 0; k < 3 && len(tail) > 0 && tail[0]&0xc0 == 0x80; k++ {
-		tail = tail[1:]
+	return b
+}
+
+// trimPartialStart drops continuation bytes at the start of b, the rest of
+// a sequence whose lead byte was cut off.
+func trimPartialStart(b []byte) []byte {
+	for k := 0; k < 3 && len(b) > 0 && b[0]&0xc0 == 0x80; k++ {
+		b = b[1:]
 	}
-	dropped = c.cleaned - int64(len(head)) - int64(len(tail))
-	text := string(head) + fmt.Sprintf("\n[... %d bytes elided ...]\n", dropped) + string(tail)
-	return strings.ToValidUTF8(text, "\uFFFD"), dropped
+	return b
 }
 
 // Total returns the raw bytes written to the stream.

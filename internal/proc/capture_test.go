@@ -21,11 +21,18 @@ var captureCases = []struct {
 	{"crlf", "a\r\nb\r\n", 100, "a\nb\n", 0},
 	{"cr at end", "partial\r", 100, "partial", 0},
 	{"bell and backspace", "a\x07b\x08c\n", 100, "abc\n", 0},
-	{"head and tail", "0123456789abcdefghij", 10, "01234\n[... 10 bytes elided ...]\nfghij", 10},
+	// The bound includes the marker: 27 bytes for a 40-byte stream, which
+	// leaves 9 for the text, 4 of the head and 5 of the tail.
+	{"head and tail", "0123456789" + strings.Repeat("-", 20) + "abcdefghij", 36, "0123\n[... 31 bytes elided ...]\nfghij", 31},
 	// é is 2 bytes: the cut drops the partial sequence on both sides.
-	{"utf8 head", "abcdéfghijklmnoé", 10, "abcd\n[... 9 bytes elided ...]\nmnoé", 9},
-	{"utf8 tail split", "abcdefghijéwxyz", 10, "abcde\n[... 7 bytes elided ...]\nwxyz", 7},
-	{"utf8 tail", "abcdefghijéklmno", 10, "abcde\n[... 7 bytes elided ...]\nklmno", 7},
+	{"utf8 head", "abcé" + strings.Repeat("-", 40) + "mnoé", 36, "abc\n[... 42 bytes elided ...]\nmnoé", 42},
+	{"utf8 tail split", "abcdefghij" + strings.Repeat("-", 40) + "éwxyz", 36, "abcd\n[... 48 bytes elided ...]\nwxyz", 48},
+	{"fits whole", "0123456789abcdefghij", 20, "0123456789abcdefghij", 0},
+	{"bound below the marker", "0123456789abcdefghij", 19, "", 20},
+	{"no room at all", "abc", 0, "", 3},
+	// Each lone invalid byte becomes a 3-byte U+FFFD: 60 bytes become 120,
+	// past the bound of 100, so the text is elided to fit (82 bytes).
+	{"replacements past the bound", strings.Repeat("\xffa", 30), 100, strings.Repeat("\uFFFDa", 6) + "\uFFFD\n[... 33 bytes elided ...]\n" + strings.Repeat("\uFFFDa", 7), 33},
 }
 
 func TestCapture(t *testing.T) {
@@ -49,7 +56,7 @@ func FuzzCapture(f *testing.F) {
 		f.Add(c.in, uint16(c.max))
 	}
 	f.Fuzz(func(t *testing.T, in string, max uint16) {
-		m := int(max%512) + 2
+		m := int(max % 512)
 		cp := NewCapture(m)
 		cp.Write([]byte(in))
 		got, dropped := cp.Result()
@@ -57,16 +64,19 @@ func FuzzCapture(f *testing.F) {
 			t.Fatalf("invalid UTF-8 %q", got)
 		}
 		kept := len(got)
-		if dropped > 0 {
+		if dropped > 0 && got == "" && dropped != cp.cleaned {
+			t.Fatalf("nothing kept but only %d of %d bytes dropped", dropped, cp.cleaned)
+		}
+		if dropped > 0 && got != "" {
 			i := strings.Index(got, "\n[... ")
 			j := strings.Index(got, " bytes elided ...]\n")
 			if i < 0 || j < i {
 				t.Fatalf("no elision marker in %q", got)
 			}
 			kept = len(got) - (j + len(" bytes elided ...]\n") - i)
-			if kept > m && utf8.ValidString(in) {
-				t.Fatalf("kept %d > %d", kept, m)
-			}
+		}
+		if len(got) > m {
+			t.Fatalf("%d bytes kept, marker included, past the bound %d", len(got), m)
 		}
 		if !strings.ContainsAny(in, "\x1b\r") && utf8.ValidString(in) && dropped == 0 {
 			var want strings.Builder

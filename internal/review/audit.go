@@ -71,7 +71,7 @@ func blankable(key string) bool {
 // audit decides the -c pairs of the inspection from the listed config, or
 // fails when a key cannot be blanked safely: skipping it would leave it
 // live while the report claimed otherwise.
-func audit(g *git, entries []configEntry, allow bool, r *Report) error {
+func audit(g *git, entries []configEntry, allow bool, r *repo) error {
 	seen := map[string]bool{}
 	var keys []string
 	for _, e := range entries {
@@ -93,7 +93,7 @@ func audit(g *git, entries []configEntry, allow bool, r *Report) error {
 	for _, k := range keys {
 		if !blankable(k) {
 			return errorf(CodeRepoExecConfig, fmt.Sprintf("the repository's git config sets %q, which names a program and cannot be blanked safely", k),
-				"remove the key from the repository's config, or pass --allow-repo-exec-config if you trust the repository")
+				"remove the key from the repository's config, or allow the repository's exec config if you trust the repository")
 		}
 		g.blanked = append(g.blanked, "-c", k+"=")
 		if strings.HasPrefix(strings.ToLower(k), "filter.") {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rowkit/rowkit/internal/errs"
 )
 
 // probe is a program that records that it ran, then behaves as a filter
@@ -151,7 +153,7 @@ func TestExecConfigUnblankable(t *testing.T) {
 		gitT(t, dir, "config", "filter."+sub+".clean", script)
 		write(t, filepath.Join(dir, "a.txt"), "two\n")
 		e := inspectErr(t, Options{Repo: dir})
-		if e.Code != CodeRepoExecConfig || ExitCode(nil, e, false) != ExitInspection || !strings.Contains(e.Msg, fmt.Sprintf("%q", "filter."+sub+".clean")) {
+		if e.Code != CodeRepoExecConfig || errs.ExitCode(e) != ExitInspection || !strings.Contains(e.Msg, fmt.Sprintf("%q", "filter."+sub+".clean")) {
 			t.Errorf("%q: got %v", sub, e)
 		}
 		if ran(marker) {

@@ -151,7 +151,7 @@ func (c *Config) Plan(name string, def time.Duration) (Planned, error) {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		return Planned{}, errorf(CodeValidationName, fmt.Sprintf("--validation %q is not in the config", name), "known: "+strings.Join(names, ", "))
+		return Planned{}, errorf(CodeValidationName, fmt.Sprintf("the validation name %q is not in the config", name), "known: "+strings.Join(names, ", "))
 	}
 	t := def
 	if v.TimeoutMs != nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rowkit/rowkit/internal/errs"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -22,7 +24,7 @@ func TestParseConfig(t *testing.T) {
 	if p, _ := c.Plan("vet", 7*time.Second); p.Timeout != 7*time.Second {
 		t.Errorf("default timeout: %v", p.Timeout)
 	}
-	if _, err := c.Plan("nope", time.Second); err == nil || err.(*Error).Code != CodeValidationName || !strings.Contains(err.(*Error).Hint, "test, vet") {
+	if _, err := c.Plan("nope", time.Second); err == nil || errs.Code(err) != CodeValidationName || !strings.Contains(err.(*errs.Error).Hint, "test, vet") {
 		t.Errorf("unknown name: %v", err)
 	}
 
@@ -53,7 +55,7 @@ func TestParseConfig(t *testing.T) {
 
 func TestLoadConfigErrors(t *testing.T) {
 	_, err := LoadConfig(filepath.Join(t.TempDir(), "missing.json"))
-	if e, ok := err.(*Error); !ok || e.Code != CodeConfig || ExitCode(nil, e, false) != ExitUsage {
+	if e, ok := errs.As(err); !ok || e.Code != CodeConfig || errs.ExitCode(e) != ExitUsage {
 		t.Errorf("missing: %v", err)
 	}
 	big := filepath.Join(t.TempDir(), "big.json")

@@ -1,16 +1,15 @@
 package review
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/proc"
 )
 
 // pinned are blanked on every git call, whatever the repository says. They
@@ -24,12 +23,27 @@ var pinned = []string{"-c", "core.fsmonitor=", "-c", "diff.external="}
 // behind, so the caller's environment cannot redirect or widen a call.
 var gitEnvKeys = []string{"PATH", "HOME", "XDG_CONFIG_HOME", "TMPDIR"}
 
-// maxGitOutput bounds what one git call may write before it is stopped.
-const maxGitOutput = 256 << 20
+// gitFixedEnv is set on every call.
+var gitFixedEnv = []string{
+	"LC_ALL=C", "LANG=C", "LANGUAGE=C", // stable messages, which are matched below
+	"GIT_OPTIONAL_LOCKS=0",  // never rewrite the index: inspection writes nothing
+	"GIT_TERMINAL_PROMPT=0", // never wait for a person
+	"GIT_PAGER=cat", "PAGER=cat",
+}
+
+// maxGitOutput bounds what one git call may write before it is stopped
+// (a variable so that tests can lower it).
+var maxGitOutput = 256 << 20
+
+// maxGitStderr is what is kept of git's complaints.
+const maxGitStderr = 64 << 10
+
+// killGrace is how long a stopped group has between SIGTERM and SIGKILL.
+var killGrace = proc.DefaultGrace
 
 // git runs git for one inspection: always in the repository's directory,
 // with the pinned keys and the blanked repository keys, an allowlisted
-// environment, its own process group and a timeout.
+// environment, its own process group and a timeout (package proc).
 type git struct {
 	dir     string
 	blanked []string // "-c", "key=" pairs from the config audit
@@ -44,77 +58,57 @@ type gitResult struct {
 	exit   int // -1 when git did not exit normally
 }
 
-func gitEnv() []string {
-	env := []string{
-		"LC_ALL=C", "LANG=C", "LANGUAGE=C", // stable messages, which are matched below
-		"GIT_OPTIONAL_LOCKS=0",  // never rewrite the index: inspection writes nothing
-		"GIT_TERMINAL_PROMPT=0", // never wait for a person
-		"GIT_PAGER=cat", "PAGER=cat",
-	}
-	for _, k := range gitEnvKeys {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
-}
+func gitEnv() []string { return proc.Env(gitEnvKeys, gitFixedEnv...) }
 
 // run runs git ARGS and returns its output. A non-zero exit is not an error
 // here (callers decide what it means); failing to run, output past
-// maxGitOutput and a timeout are.
+// maxGitOutput, a timeout and a cancelled ctx are.
 func (g *git) run(ctx context.Context, args ...string) (gitResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, g.timeout)
-	defer cancel()
-	argv := make([]string, 0, 4+len(pinned)+len(g.blanked)+len(args))
+	argv := make([]string, 0, 3+len(pinned)+len(g.blanked)+len(args))
 	argv = append(argv, "-C", g.dir, "--no-pager")
 	argv = append(argv, pinned...)
 	argv = append(argv, g.blanked...)
 	argv = append(argv, args...)
-	cmd := exec.CommandContext(ctx, "git", argv...)
-	cmd.Dir = g.dir
-	cmd.Env = gitEnv()
-	cmd.Stdin = nil
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// On timeout or interrupt: SIGTERM to the group, SIGKILL after a grace
-	// period, and at most WaitDelay more for the pipes.
-	var killer *time.Timer
-	cmd.Cancel = func() error {
-		pgid := cmd.Process.Pid
-		killer = time.AfterFunc(killGrace, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
-		return syscall.Kill(-pgid, syscall.SIGTERM)
-	}
-	cmd.WaitDelay = killGrace + time.Second
-	out := &capped{max: maxGitOutput}
-	stderr := &capped{max: 64 << 10, silent: true}
-	cmd.Stdout, cmd.Stderr = out, stderr
+	// Output past the bound stops git at once rather than draining it.
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	out := &stopping{limit: proc.Limit{Max: maxGitOutput}, stop: stop}
+	stderr := &proc.Limit{Max: maxGitStderr}
 	g.calls.Add(1)
-	err := cmd.Run()
-	if killer != nil {
-		// Cancelled: whatever is left of the group goes now, not after the
-		// grace period, when its id might name another group.
-		killer.Stop()
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	res := gitResult{out: out.Bytes(), stderr: stderr.String(), exit: -1}
-	if cmd.ProcessState != nil {
-		res.exit = cmd.ProcessState.ExitCode()
-	}
+	res, err := proc.Run(runCtx, proc.Spec{
+		Path: "git", Args: argv, Dir: g.dir, Env: gitEnv(),
+		Stdout: out, Stderr: stderr, Timeout: g.timeout, Grace: killGrace,
+	})
+	r := gitResult{out: out.limit.Bytes(), stderr: string(stderr.Bytes()), exit: res.Exit}
 	switch {
-	case ctx.Err() == context.DeadlineExceeded:
-		return res, errorf(CodeGitTimeout, fmt.Sprintf("git %s took longer than %v", args[0], g.timeout), "inspect a smaller repository or raise --git-timeout")
-	case out.over:
-		return res, errorf(CodeGitFailed, fmt.Sprintf("git %s wrote more than %d bytes", args[0], maxGitOutput), "")
-	case err == nil:
-		return res, nil
+	case errors.Is(err, proc.ErrNotFound):
+		return r, errorf(CodeGitFailed, "git is not installed or not on PATH", "install git")
+	case err != nil:
+		return r, errorf(CodeGitFailed, fmt.Sprintf("running git %s: %v", args[0], err), "")
+	case res.TimedOut:
+		return r, errorf(CodeGitTimeout, fmt.Sprintf("git %s took longer than %v", args[0], g.timeout), "inspect a smaller repository or raise the git timeout")
+	case out.limit.Over():
+		return r, errorf(CodeGitFailed, fmt.Sprintf("git %s wrote more than %d bytes", args[0], maxGitOutput), "")
+	case ctx.Err() != nil:
+		return r, errorf(errs.Cancelled, fmt.Sprintf("the inspection was interrupted while git %s ran", args[0]), "")
+	case res.Exit < 0:
+		return r, errorf(CodeGitFailed, fmt.Sprintf("git %s was ended by %s", args[0], res.Signal), "")
 	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && res.exit >= 0 {
-		return res, nil
+	return r, nil
+}
+
+// stopping is a proc.Limit that stops the process when it is passed.
+type stopping struct {
+	limit proc.Limit
+	stop  func()
+}
+
+func (s *stopping) Write(p []byte) (int, error) {
+	n, err := s.limit.Write(p)
+	if err != nil {
+		s.stop()
 	}
-	if errors.Is(err, exec.ErrNotFound) {
-		return res, errorf(CodeGitFailed, "git is not installed or not on PATH", "install git")
-	}
-	return res, errorf(CodeGitFailed, fmt.Sprintf("running git %s: %v", args[0], err), "")
+	return n, err
 }
 
 // must runs git and turns a non-zero exit into a CodeGitFailed error
@@ -148,26 +142,4 @@ func firstLine(s string) string {
 		}
 	}
 	return "(no message)"
-}
-
-// capped is a buffer that keeps at most max bytes. Past that it refuses
-// more, which stops the writer (the pipe closes under it), or, when silent,
-// drops the rest while still draining.
-type capped struct {
-	bytes.Buffer
-	max    int
-	over   bool
-	silent bool
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	if c.Len()+len(p) > c.max {
-		c.over = true
-		if c.silent {
-			c.Buffer.Write(p[:c.max-c.Len()])
-			return len(p), nil
-		}
-		return 0, errors.New("output limit reached")
-	}
-	return c.Buffer.Write(p)
 }

@@ -3,7 +3,6 @@ package review
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rowkit/rowkit/internal/errs"
 )
 
 // TestMain gives every git call of the tests, rowkit's included, a private
@@ -78,12 +79,12 @@ func inspect(t testing.TB, o Options) *Report {
 	return r
 }
 
-func inspectErr(t testing.TB, o Options) *Error {
+func inspectErr(t testing.TB, o Options) *errs.Error {
 	t.Helper()
 	r, err := Inspect(context.Background(), o)
-	var e *Error
-	if !errors.As(err, &e) {
-		t.Fatalf("Inspect: want an *Error, got report %v, err %v", r != nil, err)
+	e, ok := errs.As(err)
+	if !ok {
+		t.Fatalf("Inspect: want an *errs.Error, got report %v, err %v", r != nil, err)
 	}
 	return e
 }
@@ -97,14 +98,23 @@ func entries(es []Entry) []string {
 		if e.OrigPath != "" {
 			s += "<-" + string(e.OrigPath)
 		}
-		if e.Kind != "" {
-			s += " (" + e.Kind + ")"
-		}
-		switch {
-		case e.Added.Binary:
+		if e.Added == nil {
 			s += " binary"
-		case e.Added.Measured:
-			s += " +" + itoa(e.Added.N) + "-" + itoa(e.Removed.N)
+		} else {
+			s += " +" + itoa(*e.Added) + "-" + itoa(*e.Removed)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// untrackedList renders the untracked scope as "untracked path[ (kind)]".
+func untrackedList(us []Untracked) []string {
+	var out []string
+	for _, u := range us {
+		s := u.Status + " " + string(u.Path)
+		if u.Kind != "" {
+			s += " (" + u.Kind + ")"
 		}
 		out = append(out, s)
 	}

@@ -10,12 +10,21 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/workspace"
 )
 
 // Options is one review request, after the command line or the MCP call
 // has been turned into values. Validations are already authorised.
 type Options struct {
-	Repo                string
+	// Repo is the repository path: any directory of a work tree. With
+	// Root set it is a request relative to the root, resolved inside it,
+	// and a repository whose top level or git directory lies outside the
+	// root is refused before git or any validation runs.
+	Repo string
+	Root *workspace.Root
+
 	BaseRef             string   // "" auto-detects
 	Scopes              []string // nil is every scope
 	Detail              string   // DetailSummary or DetailFull
@@ -23,9 +32,11 @@ type Options struct {
 	GitTimeout          time.Duration
 	AllowRepoExecConfig bool
 
-	Validations    []Planned
-	MaxOutputBytes int           // per captured stream
-	TotalBudget    time.Duration // over all validations
+	Validations         []Planned
+	MaxOutputBytes      int            // per captured stream, elision marker included
+	MaxTotalOutputBytes int            // over all captured streams; 0 is no total bound
+	TotalBudget         time.Duration  // over all validations
+	Progress            func(Progress) // called as each validation starts and ends
 
 	// Diagnostics decided before the inspection (an ignored repository
 	// config, say) that belong in the report.
@@ -47,25 +58,33 @@ const (
 	DefaultTotalBudget    = 600 * time.Second
 )
 
+// The tighter bounds an MCP server serves a model with.
+const (
+	ServerMaxFiles            = 50
+	ServerMaxOutputBytes      = 4 << 10
+	ServerMaxTotalOutputBytes = 16 << 10
+)
+
 // CheckRef refuses a caller-supplied ref that git could read as an option
 // or that carries control characters, before it reaches any git call.
 func CheckRef(ref string) error {
 	switch {
 	case ref == "":
-		return errorf(CodeUsage, "--base-ref is empty", "name a branch, tag or commit")
+		return errorf(CodeUsage, "the base ref is empty", "name a branch, tag or commit")
 	case ref[0] == '-':
-		return errorf(CodeUsage, fmt.Sprintf("--base-ref %q starts with '-'", ref), "refs may not start with a dash")
+		return errorf(CodeUsage, fmt.Sprintf("the base ref %q starts with '-'", ref), "refs may not start with a dash")
 	}
 	for i := 0; i < len(ref); i++ {
 		if c := ref[i]; c < 0x20 || c == 0x7f {
-			return errorf(CodeUsage, fmt.Sprintf("--base-ref %q contains control character 0x%02x at byte %d", ref, c, i), "")
+			return errorf(CodeUsage, fmt.Sprintf("the base ref %q contains control character 0x%02x at byte %d", ref, c, i), "")
 		}
 	}
 	return nil
 }
 
 // Inspect produces the report of one repository: the scopes asked for, then
-// the validations.
+// the validations. Cancelling ctx stops git and the running validation
+// (their process groups) and skips the validations not yet started.
 func Inspect(ctx context.Context, o Options) (*Report, error) {
 	o = withDefaults(o)
 	if o.BaseRef != "" {
@@ -98,87 +117,122 @@ func Inspect(ctx context.Context, o Options) (*Report, error) {
 		Diagnostics:   append([]Diagnostic{}, o.Diagnostics...),
 		Truncation:    Truncation{Fields: []Truncated{}},
 	}
-	g, top, base, err := openRepo(ctx, o, r, want[ScopeCommitted])
+	repo, err := openRepo(ctx, o, want[ScopeCommitted] || o.BaseRef != "")
+	if repo.g != nil {
+		defer func() { r.GitCalls = int(repo.g.calls.Load()) }()
+	}
 	if err != nil {
 		return nil, err
 	}
-	defer func() { r.GitCalls = int(g.calls.Load()) }()
-	r.Repository.Path = top
+	g := repo.g
+	r.Repository = Repository{Path: repo.top, Head: repo.head}
+	r.Diagnostics = append(r.Diagnostics, repo.diags...)
 
-	var (
-		wg        sync.WaitGroup
-		mu        sync.Mutex
-		firstErr  error
-		committed []Entry
-		scopes    = map[string][]Entry{}
-	)
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-		}
-		mu.Unlock()
+	// Each git call runs in its own goroutine and hands back what it
+	// found; only this goroutine touches the report.
+	type found struct {
+		name      string
+		entries   []Entry
+		untracked []Untracked
+		gitlink   bool
+		base      *Base
+		diags     []Diagnostic
+		err       error
+	}
+	results := make(chan found)
+	running := 0
+	launch := func(f func() found) {
+		running++
+		go func() { results <- f() }()
 	}
 	diffArgs := []string{"diff", "--raw", "--numstat", "-z", "-M", "-C", "--no-ext-diff", "--no-textconv", "--no-color", "--ignore-submodules=dirty"}
-	scope := func(name string, args ...string) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	diff := func(name string, args ...string) {
+		launch(func() found {
 			out, err := g.must(ctx, args...)
 			if err != nil {
-				fail(err)
-				return
+				return found{err: err}
 			}
-			var es []Entry
-			if name == ScopeUntracked {
-				es, err = parseUntracked(out)
-			} else {
-				es, err = parseDiff(out)
-			}
+			es, err := parseDiff(out)
 			if err != nil {
-				fail(errorf(CodeGitFailed, fmt.Sprintf("reading git's %s output: %v", name, err), ""))
-				return
+				return found{err: errorf(CodeGitFailed, fmt.Sprintf("reading git's %s output: %v", name, err), "")}
 			}
-			mu.Lock()
-			scopes[name] = es
-			mu.Unlock()
-		}()
+			return found{name: name, entries: es}
+		})
 	}
-	if want[ScopeCommitted] && !r.Repository.Head.Unborn {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var err error
-			committed, err = inspectCommitted(ctx, g, base, r, &mu, diffArgs)
-			if err != nil {
-				fail(err)
-			}
-		}()
+	if want[ScopeCommitted] && !repo.head.Unborn {
+		launch(func() found {
+			es, base, diags, err := inspectCommitted(ctx, g, repo.base, repo.head.Oid, diffArgs)
+			return found{name: ScopeCommitted, entries: es, base: base, diags: diags, err: err}
+		})
 	}
 	if want[ScopeStaged] {
 		args := append(append([]string{}, diffArgs...), "--cached")
-		if !r.Repository.Head.Unborn {
-			args = append(args, r.Repository.Head.Oid)
+		if !repo.head.Unborn {
+			args = append(args, repo.head.Oid)
 		}
-		scope(ScopeStaged, append(args, "--")...)
+		diff(ScopeStaged, append(args, "--")...)
 	}
 	if want[ScopeUnstaged] {
-		scope(ScopeUnstaged, append(append([]string{}, diffArgs...), "--")...)
+		diff(ScopeUnstaged, append(append([]string{}, diffArgs...), "--")...)
 	}
-	if want[ScopeUntracked] {
-		scope(ScopeUntracked, "ls-files", "--others", "--exclude-standard", "-z", "--")
+	// The index listing finds gitlinks (submodules, with or without a
+	// .gitmodules entry) and, in the same call, the untracked paths.
+	launch(func() found {
+		args := []string{"ls-files", "-z", "-t", "--stage"}
+		if want[ScopeUntracked] {
+			args = append(args, "--others", "--exclude-standard")
+		}
+		out, err := g.must(ctx, append(args, "--")...)
+		if err != nil {
+			return found{err: err}
+		}
+		us, gitlink, err := parseIndexList(out)
+		if err != nil {
+			return found{err: errorf(CodeGitFailed, "reading git's index listing: "+err.Error(), "")}
+		}
+		return found{name: ScopeUntracked, untracked: us, gitlink: gitlink}
+	})
+	var (
+		firstErr  error
+		scopes    = map[string][]Entry{}
+		untracked []Untracked
+		gitlink   bool
+	)
+	for ; running > 0; running-- {
+		f := <-results
+		switch {
+		case f.err != nil:
+			if firstErr == nil {
+				firstErr = f.err
+			}
+		case f.name == ScopeUntracked:
+			untracked, gitlink = f.untracked, f.gitlink
+		default:
+			scopes[f.name] = f.entries
+			if f.base != nil {
+				r.Repository.Base = f.base
+			}
+			r.Diagnostics = append(r.Diagnostics, f.diags...)
+		}
 	}
-	wg.Wait()
-	r.GitCalls = int(g.calls.Load())
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	scopes[ScopeCommitted] = committed
-	assemble(r, o, scopes)
-	if _, err := os.Lstat(filepath.Join(top, ".gitmodules")); err == nil {
+	assemble(r, o, scopes, untracked)
+	if _, err := os.Lstat(filepath.Join(repo.top, ".gitmodules")); err == nil || gitlink {
 		r.warn("W_SUBMODULES", "the repository has submodules; their contents are not inspected (only a changed submodule commit is reported)", "")
 	}
-	runValidations(ctx, o, r, top)
+	var cut []Truncated
+	r.Validations, cut = runValidations(ctx, o, repo.top)
+	r.OK = true
+	for _, v := range r.Validations {
+		if v.Status != StatusPassed {
+			r.OK = false
+		}
+	}
+	for _, t := range cut {
+		r.truncate(t)
+	}
 	return r, nil
 }
 
@@ -210,30 +264,45 @@ func withDefaults(o Options) Options {
 	return o
 }
 
-// openRepo finds the work tree, reads HEAD, audits the repository's
-// executable configuration and, when the committed scope is wanted,
-// resolves the base; it returns the git runner the scopes use.
-func openRepo(ctx context.Context, o Options, r *Report, wantBase bool) (*git, string, *baseResult, error) {
-	abs, err := filepath.Abs(o.Repo)
+// repo is an opened repository: its git runner (set as soon as git may
+// run), work tree, HEAD, the base of the committed scope and the
+// diagnostics of opening it.
+type repo struct {
+	g     *git
+	top   string
+	head  Head
+	base  *baseResult
+	diags []Diagnostic
+}
+
+func (rp *repo) warn(code, msg, hint string) {
+	rp.diags = append(rp.diags, Diagnostic{Code: code, Severity: "warning", Message: msg, Hint: hint})
+}
+
+// openRepo finds the work tree (inside the root, when there is one, before
+// git runs), reads HEAD, audits the repository's executable configuration
+// and, when wantBase, resolves the base.
+func openRepo(ctx context.Context, o Options, wantBase bool) (repo, error) {
+	var rp repo
+	abs, expectTop, err := locate(o)
 	if err != nil {
-		return nil, "", nil, errorf(CodeRepoNotFound, fmt.Sprintf("--repo %q: %v", o.Repo, err), "")
-	}
-	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-		return nil, "", nil, errorf(CodeRepoNotFound, fmt.Sprintf("--repo %s is not a directory", abs), "pass the path of a git work tree")
+		return rp, err
 	}
 	g := &git{dir: abs, timeout: o.GitTimeout}
+	rp.g = g
 	var (
 		rev, conf       gitResult
 		revErr, confErr error
-		base            *baseResult
 		wg              sync.WaitGroup
 	)
 	// None of these calls executes configuration, so they run side by side
-	// before the audit.
+	// before the audit. rev-parse prints one value a line; only the top
+	// level can hold a newline, and it sits between values that cannot, so
+	// it is read as whatever lies between them.
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		rev, revErr = g.run(ctx, "rev-parse", "--is-bare-repository", "--absolute-git-dir", "--show-toplevel", "HEAD", "--symbolic-full-name", "HEAD", "--")
+		rev, revErr = g.run(ctx, "rev-parse", "--is-bare-repository", "--show-toplevel", "HEAD", "--symbolic-full-name", "HEAD", "--")
 	}()
 	go func() {
 		defer wg.Done()
@@ -243,69 +312,107 @@ func openRepo(ctx context.Context, o Options, r *Report, wantBase bool) (*git, s
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			base = resolveBase(ctx, g, o.BaseRef)
+			rp.base = resolveBase(ctx, g, o.BaseRef)
 		}()
 	}
 	wg.Wait()
 	if revErr != nil {
-		return g, "", nil, revErr
+		return rp, revErr
 	}
-	lines := strings.Split(strings.TrimSuffix(string(rev.out), "\n"), "\n")
+	out := strings.TrimSuffix(string(rev.out), "\n")
+	bare, rest, _ := strings.Cut(out, "\n")
+	var top string
 	switch {
 	case strings.Contains(rev.stderr, "dubious ownership"):
-		return g, "", nil, errorf(CodeUnsafeRepo, fmt.Sprintf("git refuses %s: it is owned by another user", abs),
+		return rp, errorf(CodeUnsafeRepo, fmt.Sprintf("git refuses %s: it is owned by another user", abs),
 			"if you trust it, run: git config --global --add safe.directory "+abs)
-	case len(lines) >= 1 && lines[0] == "true":
-		return g, "", nil, errorf(CodeBareRepo, fmt.Sprintf("%s is a bare repository: there is no work tree to inspect", abs), "pass a work tree (git worktree add) instead")
+	case bare == "true":
+		return rp, errorf(CodeBareRepo, fmt.Sprintf("%s is a bare repository: there is no work tree to inspect", abs), "pass a work tree (git worktree add) instead")
 	case strings.Contains(rev.stderr, "not a git repository"):
-		return g, "", nil, errorf(CodeNotARepo, fmt.Sprintf("%s is not inside a git work tree", abs), "run git init, or pass the path of a checkout")
-	case rev.exit == 0 && len(lines) == 6:
-		r.Repository.Head.Oid = lines[3]
-		if lines[4] == "HEAD" {
-			r.Repository.Head.Detached = true
-			r.warn("W_DETACHED_HEAD", "HEAD is detached at "+lines[3], "")
-		} else {
-			r.Repository.Head.Branch = strings.TrimPrefix(lines[4], "refs/heads/")
+		return rp, errorf(CodeNotARepo, fmt.Sprintf("%s is not inside a git work tree", abs), "run git init, or pass the path of a checkout")
+	case strings.Contains(rev.stderr, "must be run in a work tree"):
+		hint := "pass the work tree of the repository instead"
+		if wt, ok := workTreeOf(abs); ok {
+			hint = "pass its work tree " + wt + " instead"
 		}
-	case rev.exit != 0 && len(lines) == 3 && strings.Contains(rev.stderr, "'HEAD'"):
-		r.Repository.Head.Unborn = true
+		return rp, errorf(CodeNotARepo, fmt.Sprintf("%s is inside a repository's git directory, not its work tree", abs), hint)
+	case rev.exit == 0 && strings.HasSuffix(rest, "\n--") && strings.Count(rest, "\n") >= 3:
+		// TOP, the oid, the symbolic name and the "--" rev-parse echoes.
+		rest = strings.TrimSuffix(rest, "\n--")
+		i := strings.LastIndexByte(rest, '\n')
+		sym := rest[i+1:]
+		j := strings.LastIndexByte(rest[:i], '\n')
+		top, rp.head.Oid = rest[:j], rest[j+1:i]
+		if sym == "HEAD" {
+			rp.head.Detached = true
+			rp.warn("W_DETACHED_HEAD", "HEAD is detached at "+rp.head.Oid, "")
+		} else {
+			rp.head.Branch = strings.TrimPrefix(sym, "refs/heads/")
+		}
+	case rev.exit != 0 && strings.Contains(rev.stderr, "'HEAD'") && rest != "":
+		top = rest
+		rp.head.Unborn = true
 	default:
-		return g, "", nil, gitFailure("rev-parse", rev)
+		return rp, gitFailure("rev-parse", rev)
 	}
-	if !isHex(r.Repository.Head.Oid) && !r.Repository.Head.Unborn {
-		return g, "", nil, errorf(CodeGitFailed, fmt.Sprintf("git rev-parse gave %q for HEAD", r.Repository.Head.Oid), "")
+	if !isHex(rp.head.Oid) && !rp.head.Unborn {
+		return rp, errorf(CodeGitFailed, fmt.Sprintf("git rev-parse gave %q for HEAD", rp.head.Oid), "")
 	}
-	top := lines[2]
+	if expectTop != "" {
+		// The repository's own config (core.worktree) may have moved the
+		// work tree: nothing more runs unless git agrees with the check.
+		if canon, err := filepath.EvalSymlinks(top); err != nil || canon != expectTop {
+			return rp, errorf(errs.Outside, fmt.Sprintf("git uses the work tree %s, not %s inside the root", top, expectTop), "")
+		}
+	}
+	rp.top = top
 	g.dir = top
 	if confErr != nil {
-		return g, "", nil, confErr
+		return rp, confErr
 	}
 	if conf.exit != 0 {
-		return g, "", nil, gitFailure("config", conf)
+		return rp, gitFailure("config", conf)
 	}
 	entries, err := parseConfigList(conf.out)
 	if err != nil {
-		return g, "", nil, errorf(CodeGitFailed, "reading git config --list: "+err.Error(), "")
+		return rp, errorf(CodeGitFailed, "reading git config --list: "+err.Error(), "")
 	}
-	if err := audit(g, entries, o.AllowRepoExecConfig, r); err != nil {
-		return g, "", nil, err
+	if err := audit(g, entries, o.AllowRepoExecConfig, &rp); err != nil {
+		return rp, err
 	}
-	if r.Repository.Head.Unborn {
+	if rp.base != nil && rp.base.err != nil && (o.BaseRef != "" || !rp.head.Unborn) {
+		// A base ref that was asked for must resolve, whatever the scopes.
+		return rp, rp.base.err
+	}
+	if rp.head.Unborn {
 		// HEAD names a branch with no commit: a new repository, or a
 		// branch that was deleted under HEAD.
 		res, err := g.run(ctx, "symbolic-ref", "-q", "HEAD")
 		if err != nil {
-			return g, "", nil, err
+			return rp, err
 		}
 		name := strings.TrimSpace(string(res.out))
-		r.Repository.Head.Branch = strings.TrimPrefix(name, "refs/heads/")
-		r.warn("W_NO_COMMITS", fmt.Sprintf("HEAD (%s) has no commit yet; there is no committed scope", name), "")
-		return g, top, nil, nil
+		rp.head.Branch = strings.TrimPrefix(name, "refs/heads/")
+		rp.warn("W_NO_COMMITS", fmt.Sprintf("HEAD (%s) has no commit yet; there is no committed scope", name), "")
+		rp.base = nil
 	}
-	if base != nil && base.err != nil {
-		return g, "", nil, base.err
+	return rp, nil
+}
+
+// workTreeOf returns the work tree whose git directory holds dir: the
+// directory above its last ".git" component.
+func workTreeOf(dir string) (string, bool) {
+	parts := strings.Split(dir, "/")
+	for i := len(parts) - 1; i > 0; i-- {
+		if parts[i] == ".git" {
+			wt := strings.Join(parts[:i], "/")
+			if wt == "" {
+				wt = "/"
+			}
+			return wt, true
+		}
 	}
-	return g, top, base, nil
+	return "", false
 }
 
 func isHex(s string) bool {
@@ -345,7 +452,7 @@ func resolveBase(ctx context.Context, g *git, ref string) *baseResult {
 		}
 		oid := strings.TrimSpace(string(res.out))
 		if res.exit != 0 || !isHex(oid) {
-			return &baseResult{err: errorf(CodeBaseRef, fmt.Sprintf("--base-ref %q does not name a commit", ref), "check the name with git rev-parse --verify, or fetch it")}
+			return &baseResult{err: errorf(CodeBaseRef, fmt.Sprintf("the base ref %q does not name a commit", ref), "check the name with git rev-parse --verify, or fetch it")}
 		}
 		base.Ref, base.Oid = ref, oid
 		return &baseResult{base: base}
@@ -376,64 +483,52 @@ func resolveBase(ctx context.Context, g *git, ref string) *baseResult {
 // and HEAD, and HEAD. git diff BASE...HEAD finds the merge base itself; the
 // merge-base call beside it only names it in the report, so the two run at
 // once. Degraded cases are warnings.
-func inspectCommitted(ctx context.Context, g *git, br *baseResult, r *Report, mu *sync.Mutex, diffArgs []string) ([]Entry, error) {
-	if br.base == nil {
-		mu.Lock()
-		r.warn("W_NO_BASE_REF", "no base ref found (origin/HEAD, origin/main, origin/master, main, master); the committed scope is empty", "pass --base-ref")
-		mu.Unlock()
-		return nil, nil
+func inspectCommitted(ctx context.Context, g *git, br *baseResult, head string, diffArgs []string) ([]Entry, *Base, []Diagnostic, error) {
+	warn := func(code, msg, hint string) []Diagnostic {
+		return []Diagnostic{{Code: code, Severity: "warning", Message: msg, Hint: hint}}
 	}
-	base := br.base
-	mu.Lock()
-	r.Repository.Base = base
-	mu.Unlock()
-	head := r.Repository.Head.Oid
+	if br == nil || br.base == nil {
+		return nil, nil, warn("W_NO_BASE_REF", "no base ref found (origin/HEAD, origin/main, origin/master, main, master); the committed scope is empty", "pass --base-ref"), nil
+	}
+	base := *br.base
 	var (
-		mbRes   gitResult
-		mbErr   error
-		wg      sync.WaitGroup
-		diffRes gitResult
-		diffErr error
+		mbRes gitResult
+		mbErr error
+		done  = make(chan struct{})
 	)
-	wg.Add(1)
 	go func() {
-		defer wg.Done()
+		defer close(done)
 		mbRes, mbErr = g.run(ctx, "merge-base", base.Oid, head)
 	}()
-	diffRes, diffErr = g.run(ctx, append(append([]string{}, diffArgs...), base.Oid+"..."+head, "--")...)
-	wg.Wait()
+	diffRes, diffErr := g.run(ctx, append(append([]string{}, diffArgs...), base.Oid+"..."+head, "--")...)
+	<-done
 	if mbErr != nil {
-		return nil, mbErr
+		return nil, nil, nil, mbErr
 	}
 	mb := strings.TrimSpace(string(mbRes.out))
 	if mbRes.exit == 1 && mb == "" {
-		mu.Lock()
-		r.warn("W_NO_MERGE_BASE", fmt.Sprintf("%s and HEAD have no common ancestor (unrelated histories); the committed scope is empty", base.Ref), "pass a --base-ref that shares history with HEAD")
-		mu.Unlock()
-		return nil, nil
+		return nil, &base, warn("W_NO_MERGE_BASE", fmt.Sprintf("%s and HEAD have no common ancestor (unrelated histories); the committed scope is empty", base.Ref), "pass a --base-ref that shares history with HEAD"), nil
 	}
 	if mbRes.exit != 0 || !isHex(mb) {
-		return nil, gitFailure("merge-base", mbRes)
+		return nil, nil, nil, gitFailure("merge-base", mbRes)
 	}
-	mu.Lock()
 	base.MergeBase = mb
-	mu.Unlock()
 	if diffErr != nil {
-		return nil, diffErr
+		return nil, nil, nil, diffErr
 	}
 	if diffRes.exit != 0 {
-		return nil, gitFailure("diff", diffRes)
+		return nil, nil, nil, gitFailure("diff", diffRes)
 	}
 	es, err := parseDiff(diffRes.out)
 	if err != nil {
-		return nil, errorf(CodeGitFailed, "reading git's committed output: "+err.Error(), "")
+		return nil, nil, nil, errorf(CodeGitFailed, "reading git's committed output: "+err.Error(), "")
 	}
-	return es, nil
+	return es, &base, nil, nil
 }
 
 // assemble sorts the scopes, builds their union, applies the list bound and
 // the detail level.
-func assemble(r *Report, o Options, scopes map[string][]Entry) {
+func assemble(r *Report, o Options, scopes map[string][]Entry, untracked []Untracked) {
 	type acc struct {
 		f    File
 		rank int
@@ -447,25 +542,33 @@ func assemble(r *Report, o Options, scopes map[string][]Entry) {
 		}
 		return len(statusPrecedence)
 	}
-	for _, name := range AllScopes {
+	add := func(scope string, f File) {
+		a := union[f.Path]
+		if a == nil {
+			f.Scopes = nil
+			a = &acc{f: f, rank: rank(f.Status)}
+			union[f.Path] = a
+		} else if k := rank(f.Status); k < a.rank {
+			a.f.Status, a.f.OrigPath, a.f.OrigPathBase64, a.rank = f.Status, f.OrigPath, f.OrigPathBase64, k
+		}
+		if f.Kind != "" {
+			a.f.Kind = f.Kind
+		}
+		a.f.Scopes = append(a.f.Scopes, scope)
+	}
+	for _, name := range []string{ScopeCommitted, ScopeStaged, ScopeUnstaged} {
 		es := scopes[name]
 		sort.SliceStable(es, func(i, j int) bool { return es[i].Path < es[j].Path })
 		for _, e := range es {
 			if e.Status == "unmerged" {
 				r.warnOnce("W_UNMERGED_PATHS", "there are unmerged paths: a merge, rebase or cherry-pick is in progress", "resolve the conflicts and git add the files")
 			}
-			a := union[e.Path]
-			if a == nil {
-				a = &acc{f: File{Path: e.Path, Status: e.Status, OrigPath: e.OrigPath}, rank: rank(e.Status)}
-				union[e.Path] = a
-			} else if k := rank(e.Status); k < a.rank {
-				a.f.Status, a.f.OrigPath, a.rank = e.Status, e.OrigPath, k
-			}
-			if e.Kind != "" {
-				a.f.Kind = e.Kind
-			}
-			a.f.Scopes = append(a.f.Scopes, name)
+			add(name, File{Path: e.Path, PathBase64: e.PathBase64, Status: e.Status, OrigPath: e.OrigPath, OrigPathBase64: e.OrigPathBase64})
 		}
+	}
+	sort.SliceStable(untracked, func(i, j int) bool { return untracked[i].Path < untracked[j].Path })
+	for _, u := range untracked {
+		add(ScopeUntracked, File{Path: u.Path, PathBase64: u.PathBase64, Kind: u.Kind, Status: u.Status})
 	}
 	files := make([]File, 0, len(union))
 	for _, a := range union {
@@ -475,7 +578,7 @@ func assemble(r *Report, o Options, scopes map[string][]Entry) {
 	c := &r.Changes
 	c.Counts = Counts{
 		Committed: len(scopes[ScopeCommitted]), Staged: len(scopes[ScopeStaged]),
-		Unstaged: len(scopes[ScopeUnstaged]), Untracked: len(scopes[ScopeUntracked]),
+		Unstaged: len(scopes[ScopeUnstaged]), Untracked: len(untracked),
 		Files: len(files),
 	}
 	c.Files = capList(r, "changes.files", files, o.MaxFiles)
@@ -483,7 +586,7 @@ func assemble(r *Report, o Options, scopes map[string][]Entry) {
 		c.Committed = capList(r, "changes.committed", scopes[ScopeCommitted], o.MaxFiles)
 		c.Staged = capList(r, "changes.staged", scopes[ScopeStaged], o.MaxFiles)
 		c.Unstaged = capList(r, "changes.unstaged", scopes[ScopeUnstaged], o.MaxFiles)
-		c.Untracked = capList(r, "changes.untracked", scopes[ScopeUntracked], o.MaxFiles)
+		c.Untracked = capList(r, "changes.untracked", untracked, o.MaxFiles)
 	}
 }
 

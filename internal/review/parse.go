@@ -102,9 +102,10 @@ func parseDiff(b []byte) ([]Entry, error) {
 		if e.Added, err = parseCount(add); err == nil {
 			e.Removed, err = parseCount(del)
 		}
-		if err != nil || e.Added.Binary != e.Removed.Binary {
+		if err != nil || (e.Added == nil) != (e.Removed == nil) {
 			return nil, fmt.Errorf("numstat record for %q: bad counts %q %q", p, add, del)
 		}
+		e.PathBase64, e.OrigPathBase64 = base64Of(e.Path), base64Of(e.OrigPath)
 		b = rest
 	}
 	if len(b) != 0 {
@@ -113,18 +114,19 @@ func parseDiff(b []byte) ([]Entry, error) {
 	return dedupe(entries), nil
 }
 
-func parseCount(b []byte) (LineCount, error) {
+// parseCount reads one numstat count: nil for a binary file ("-").
+func parseCount(b []byte) (*int, error) {
 	if string(b) == "-" {
-		return LineCount{Binary: true, Measured: true}, nil
+		return nil, nil
 	}
 	if len(b) == 0 || b[0] < '0' || b[0] > '9' {
-		return LineCount{}, errors.New("not a count")
+		return nil, errors.New("not a count")
 	}
 	n, err := strconv.Atoi(string(b))
 	if err != nil {
-		return LineCount{}, err
+		return nil, err
 	}
-	return LineCount{N: n, Measured: true}, nil
+	return &n, nil
 }
 
 func dedupe(entries []Entry) []Entry {
@@ -139,28 +141,51 @@ func dedupe(entries []Entry) []Entry {
 	return out
 }
 
-// parseUntracked reads git ls-files --others -z. A name ending in "/" is a
-// directory git did not descend into (an embedded repository).
-func parseUntracked(b []byte) ([]Entry, error) {
-	var entries []Entry
+// parseIndexList reads git ls-files -z -t --stage [--others]: "? PATH" for
+// an untracked path (a name ending in "/" is a directory git did not
+// descend into, an embedded repository), "TAG MODE OID STAGE\tPATH" for an
+// index entry. It returns the untracked paths and whether the index holds
+// a gitlink (mode 160000, a submodule's commit), with or without a
+// .gitmodules entry for it. Every record carries its tag, so no name can
+// pass for another kind of record.
+func parseIndexList(b []byte) (untracked []Untracked, gitlink bool, err error) {
+	seen := map[string]bool{}
 	for len(b) > 0 {
-		p, rest, err := cutNUL(b)
+		rec, rest, err := cutNUL(b)
 		if err != nil {
-			return nil, fmt.Errorf("untracked path: %w", err)
+			return nil, false, fmt.Errorf("ls-files record: %w", err)
 		}
-		e := Entry{Status: "untracked"}
-		if n := len(p); n > 1 && p[n-1] == '/' {
-			e.Kind = "directory"
-			p = p[:n-1]
-		}
-		if len(p) == 0 || p[0] == '/' {
-			return nil, fmt.Errorf("untracked path %q is not repository-relative", p)
-		}
-		e.Path = Path(p)
-		entries = append(entries, e)
 		b = rest
+		if len(rec) < 3 || rec[1] != ' ' {
+			return nil, false, fmt.Errorf("ls-files record %.40q: no tag", rec)
+		}
+		tag, body := rec[0], rec[2:]
+		if tag != '?' {
+			meta, _, ok := bytes.Cut(body, []byte{'\t'})
+			mode, _, _ := bytes.Cut(meta, []byte{' '})
+			if !ok || len(mode) != 6 {
+				return nil, false, fmt.Errorf("ls-files record %.40q: want MODE OID STAGE\\tPATH", rec)
+			}
+			if string(mode) == "160000" {
+				gitlink = true
+			}
+			continue
+		}
+		u := Untracked{Path: Path(body), Status: "untracked"}
+		if n := len(body); n > 1 && body[n-1] == '/' {
+			u.Kind = "directory"
+		}
+		if len(body) == 0 || body[0] == '/' || string(body) == "/" {
+			return nil, false, fmt.Errorf("untracked path %q is not repository-relative", body)
+		}
+		if seen[string(body)] {
+			continue
+		}
+		seen[string(body)] = true
+		u.PathBase64 = base64Of(u.Path)
+		untracked = append(untracked, u)
 	}
-	return dedupe(entries), nil
+	return untracked, gitlink, nil
 }
 
 // configEntry is one line of git config --list -z --show-scope.

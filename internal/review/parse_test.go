@@ -74,7 +74,7 @@ func FuzzParseDiff(f *testing.F) {
 			return
 		}
 		for _, e := range es {
-			if e.Path == "" || e.Status == "" || !e.Added.Measured {
+			if e.Path == "" || e.Status == "" || (e.Added == nil) != (e.Removed == nil) {
 				t.Fatalf("bad entry %+v", e)
 			}
 		}
@@ -97,11 +97,11 @@ func encodeDiff(es []Entry) []byte {
 	var raw, num bytes.Buffer
 	for _, e := range es {
 		st := letter[e.Status]
-		count := func(c LineCount) string {
-			if c.Binary {
+		count := func(c *int) string {
+			if c == nil {
 				return "-"
 			}
-			return fmt.Sprint(c.N)
+			return fmt.Sprint(*c)
 		}
 		if e.Status == "renamed" || e.Status == "copied" {
 			fmt.Fprintf(&raw, ":100644 100644 a b %s%03d\x00%s\x00%s\x00", st, e.Score, e.OrigPath, e.Path)
@@ -114,22 +114,29 @@ func encodeDiff(es []Entry) []byte {
 	return append(raw.Bytes(), num.Bytes()...)
 }
 
-var untrackedCases = []struct {
-	in   string
-	want []string
-	err  string
+var indexListCases = []struct {
+	in      string
+	want    []string
+	gitlink bool
+	err     string
 }{
 	{in: ""},
-	{in: "a\x00dir/b c\x00emb/\x00", want: []string{"untracked a", "untracked dir/b c", "untracked emb (directory)"}},
-	{in: "-dash\x00new\nline\x00", want: []string{"untracked -dash", "untracked new\nline"}},
-	{in: "a", err: "cut short"},
-	{in: "\x00", err: "not repository-relative"},
-	{in: "/abs\x00", err: "not repository-relative"},
+	{in: "? a\x00? dir/b c\x00? emb/\x00", want: []string{"untracked a", "untracked dir/b c", "untracked emb/ (directory)"}},
+	{in: "? -dash\x00? new\nline\x00", want: []string{"untracked -dash", "untracked new\nline"}},
+	// An index entry is never taken for an untracked path, whatever its name.
+	{in: "H 100644 78981922613b2afb6025042ff6bd878ac1994e85 0\t? x\x00? y\x00", want: []string{"untracked y"}},
+	{in: "H 160000 254b4b767bcaccd320236d7e8a088db2ef0d071f 0\tsub\x00", gitlink: true},
+	{in: "M 160000 254b4b767bcaccd320236d7e8a088db2ef0d071f 2\tsub\x00S 100644 7898 0\tsparse\x00? u\x00", want: []string{"untracked u"}, gitlink: true},
+	{in: "? a", err: "cut short"},
+	{in: "a\x00", err: "no tag"},
+	{in: "? \x00", err: "no tag"},
+	{in: "? /abs\x00", err: "not repository-relative"},
+	{in: "H 1006 x\x00", err: "want MODE"},
 }
 
-func TestParseUntracked(t *testing.T) {
-	for _, c := range untrackedCases {
-		got, err := parseUntracked([]byte(c.in))
+func TestParseIndexList(t *testing.T) {
+	for _, c := range indexListCases {
+		got, gitlink, err := parseIndexList([]byte(c.in))
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%q: got %v, want error %q", c.in, err, c.err)
@@ -139,32 +146,34 @@ func TestParseUntracked(t *testing.T) {
 		if err != nil {
 			t.Errorf("%q: %v", c.in, err)
 		}
-		equal(t, fmt.Sprintf("%q", c.in), entries(got), c.want)
+		equal(t, fmt.Sprintf("%q", c.in), untrackedList(got), c.want)
+		if gitlink != c.gitlink {
+			t.Errorf("%q: gitlink %v, want %v", c.in, gitlink, c.gitlink)
+		}
 	}
 }
 
-func FuzzParseUntracked(f *testing.F) {
-	for _, c := range untrackedCases {
+func FuzzParseIndexList(f *testing.F) {
+	for _, c := range indexListCases {
 		f.Add([]byte(c.in))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		es, err := parseUntracked(b)
+		us, gitlink, err := parseIndexList(b)
 		if err != nil {
 			return
 		}
 		var again []byte
-		for _, e := range es {
-			if e.Path == "" || e.Path[0] == '/' {
-				t.Fatalf("bad path %q", e.Path)
+		for _, u := range us {
+			if u.Path == "" || u.Path[0] == '/' || (u.Kind == "directory") != strings.HasSuffix(string(u.Path), "/") {
+				t.Fatalf("bad path %q kind %q", u.Path, u.Kind)
 			}
-			again = append(again, e.Path...)
-			if e.Kind == "directory" {
-				again = append(again, '/')
-			}
-			again = append(again, 0)
+			again = append(append(append(again, "? "...), u.Path...), 0)
 		}
-		es2, err := parseUntracked(again)
-		if err != nil || fmt.Sprint(entries(es2)) != fmt.Sprint(entries(es)) {
+		if gitlink {
+			again = append(again, "H 160000 0 0\tsub\x00"...)
+		}
+		us2, gitlink2, err := parseIndexList(again)
+		if err != nil || fmt.Sprint(untrackedList(us2)) != fmt.Sprint(untrackedList(us)) || gitlink2 != gitlink {
 			t.Fatalf("round trip %q: %v", again, err)
 		}
 	})
@@ -229,31 +238,33 @@ func FuzzParseConfigList(f *testing.F) {
 	})
 }
 
-// FuzzPathJSON: a path's JSON decodes to the same bytes, through the
-// string form or the base64 form.
+// FuzzPathJSON: a path's JSON string is the path, or, for bytes that are
+// not UTF-8, its lossy form beside the exact bytes in base64.
 func FuzzPathJSON(f *testing.F) {
-	for _, s := range []string{"plain", "q\"b\\s", "new\nline\ttab\r\x00\x1f", "ünï\u2028", "bad\xff", ""} {
+	for _, s := range []string{"plain", "q\"b\\s", "new\nline\ttab\r\x00\x1f", "ünï\u2028", "bad\xff", "<&>", ""} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		b, err := Path(s).MarshalJSON()
+		e := Untracked{Path: Path(s), PathBase64: base64Of(Path(s)), Status: "untracked"}
+		b, err := json.Marshal(e)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var str string
-		if err := json.Unmarshal(b, &str); err == nil {
-			if str != s {
-				t.Fatalf("%q -> %s -> %q", s, b, str)
-			}
-			return
-		}
-		var o struct{ Lossy, Base64 string }
-		if err := json.Unmarshal(b, &o); err != nil {
+		var back struct{ Path, PathBase64 string }
+		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatalf("%q -> %s: %v", s, b, err)
 		}
-		raw, err := base64Decode(o.Base64)
-		if err != nil || string(raw) != s || utf8.ValidString(s) {
+		if back.Path != strings.ToValidUTF8(s, "\uFFFD") {
 			t.Fatalf("%q -> %s", s, b)
+		}
+		if utf8.ValidString(s) != (back.PathBase64 == "") {
+			t.Fatalf("%q: base64 %q", s, back.PathBase64)
+		}
+		if back.PathBase64 != "" {
+			raw, err := base64Decode(back.PathBase64)
+			if err != nil || string(raw) != s {
+				t.Fatalf("%q -> %s", s, b)
+			}
 		}
 	})
 }

@@ -50,17 +50,29 @@ func (r *Report) Markdown() []byte {
 	fmt.Fprintf(&b, "| **distinct paths** | **%d** |\n", c.Counts.Files)
 
 	if r.Detail == DetailFull {
+		type row struct{ status, path, lines string }
+		entryRows := func(es []Entry) []row {
+			rows := make([]row, len(es))
+			for i, e := range es {
+				rows[i] = row{statusCell(e.Status, e.Score), pathCell(e.Path, e.OrigPath, ""), lines(e)}
+			}
+			return rows
+		}
+		untracked := make([]row, len(c.Untracked))
+		for i, u := range c.Untracked {
+			untracked[i] = row{u.Status, pathCell(u.Path, "", u.Kind), ""}
+		}
 		for _, s := range []struct {
 			name string
-			list []Entry
+			list []row
 			n    int
-		}{{ScopeCommitted, c.Committed, c.Counts.Committed}, {ScopeStaged, c.Staged, c.Counts.Staged}, {ScopeUnstaged, c.Unstaged, c.Counts.Unstaged}, {ScopeUntracked, c.Untracked, c.Counts.Untracked}} {
+		}{{ScopeCommitted, entryRows(c.Committed), c.Counts.Committed}, {ScopeStaged, entryRows(c.Staged), c.Counts.Staged}, {ScopeUnstaged, entryRows(c.Unstaged), c.Counts.Unstaged}, {ScopeUntracked, untracked, c.Counts.Untracked}} {
 			if !r.hasScope(s.name) || s.n == 0 {
 				continue
 			}
 			fmt.Fprintf(&b, "\n## %s (%d)\n\n| status | path | lines |\n| --- | --- | ---: |\n", strings.ToUpper(s.name[:1])+s.name[1:], s.n)
 			for _, e := range s.list {
-				fmt.Fprintf(&b, "| %s | %s | %s |\n", statusCell(e.Status, e.Score), pathCell(e.Path, e.OrigPath, e.Kind), lines(e))
+				fmt.Fprintf(&b, "| %s | %s | %s |\n", e.status, e.path, e.lines)
 			}
 			more(&b, s.n-len(s.list))
 		}
@@ -183,13 +195,10 @@ func pathCell(p, orig Path, kind string) string {
 }
 
 func lines(e Entry) string {
-	switch {
-	case !e.Added.Measured:
-		return ""
-	case e.Added.Binary:
+	if e.Added == nil || e.Removed == nil {
 		return "binary"
 	}
-	return fmt.Sprintf("+%d −%d", e.Added.N, e.Removed.N)
+	return fmt.Sprintf("+%d −%d", *e.Added, *e.Removed)
 }
 
 func exitCell(v Validation) string {

@@ -1,10 +1,13 @@
 package review
 
 import (
-	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rowkit/rowkit/internal/errs"
 )
 
 func TestCodeSpan(t *testing.T) {
@@ -80,39 +83,15 @@ func TestMarkdownSections(t *testing.T) {
 	}
 }
 
-// ExitCode is the one mapping; every code lands where the contract says.
-func TestExitCode(t *testing.T) {
+// Every engine error carries the exit status of its code.
+func TestErrorExits(t *testing.T) {
 	for code, want := range map[string]int{
 		CodeUsage: 2, CodeConfig: 2, CodeValidationName: 2,
 		CodeRepoNotFound: 3, CodeNotARepo: 3, CodeUnsafeRepo: 3, CodeBareRepo: 3, CodeBaseRef: 3, CodeRepoExecConfig: 3, CodeGitFailed: 3,
-		CodeGitTimeout: 4, CodeInternal: 70, "E_SOMETHING_NEW": 70,
+		errs.Outside: 3, CodeGitTimeout: 4, errs.Cancelled: 4, CodeInternal: 70, "E_SOMETHING_NEW": 70,
 	} {
-		if got := ExitCode(nil, errorf(code, "m", ""), false); got != want {
+		if got := errs.ExitCode(errorf(code, "m", "")); got != want {
 			t.Errorf("%s: exit %d, want %d", code, got, want)
-		}
-	}
-	if ExitCode(nil, errors.New("plain"), false) != ExitInternal {
-		t.Error("an untyped error is not internal")
-	}
-	vs := func(st ...string) *Report {
-		r := &Report{}
-		for _, s := range st {
-			r.Validations = append(r.Validations, Validation{Status: s})
-		}
-		return r
-	}
-	for _, c := range []struct {
-		r    *Report
-		want int
-	}{
-		{vs(), 0}, {vs(StatusPassed), 0}, {vs(StatusPassed, StatusFailed), 1}, {vs(StatusSpawnError), 1},
-		{vs(StatusFailed, StatusTimedOut), 4}, {vs(StatusSkipped), 4},
-	} {
-		if got := ExitCode(c.r, nil, false); got != c.want {
-			t.Errorf("%+v: exit %d, want %d", c.r.Validations, got, c.want)
-		}
-		if ExitCode(c.r, nil, true) != 0 {
-			t.Error("--exit-zero did not give 0")
 		}
 	}
 }
@@ -120,7 +99,7 @@ func TestExitCode(t *testing.T) {
 func TestGitTimeout(t *testing.T) {
 	dir := newRepo(t, map[string]string{"a.txt": "a\n"})
 	e := inspectErr(t, Options{Repo: dir, GitTimeout: time.Nanosecond})
-	if e.Code != CodeGitTimeout || ExitCode(nil, e, false) != ExitTimeout {
+	if e.Code != CodeGitTimeout || errs.ExitCode(e) != ExitTimeout {
 		t.Errorf("got %v", e)
 	}
 }
@@ -129,5 +108,40 @@ func TestArgvText(t *testing.T) {
 	got := argvText([]string{"go", "test", "-run", "Test Foo|Bar", "", "it's", "./..."})
 	if want := `go test -run 'Test Foo|Bar' '' 'it'\''s' ./...`; got != want {
 		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+// The README's exit-code table of review lists every code in the row of
+// the status the code carries.
+func TestREADMEExitTable(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "| exit | meaning | codes (stderr: `rowkit review:")
+	if i < 0 {
+		t.Fatal("no review exit table in README.md")
+	}
+	rows := map[int]string{}
+	for _, l := range strings.Split(s[i:], "\n")[2:] {
+		if !strings.HasPrefix(l, "| ") {
+			break
+		}
+		var n int
+		if _, err := fmt.Sscanf(l, "| %d |", &n); err != nil {
+			t.Fatalf("row %q", l)
+		}
+		rows[n] = l
+	}
+	for code, exit := range exitOf {
+		if !strings.Contains(rows[exit], "`"+code+"`") {
+			t.Errorf("%s (exit %d) is not in the README row %q", code, exit, rows[exit])
+		}
+	}
+	for _, n := range []int{ExitOK, ExitValidationFailed, ExitUsage, ExitInspection, ExitTimeout, ExitInternal} {
+		if rows[n] == "" {
+			t.Errorf("exit %d has no row", n)
+		}
 	}
 }

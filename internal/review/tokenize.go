@@ -23,8 +23,8 @@ func Tokenize(s string) ([]string, error) {
 		in   bool // inside a word (possibly an empty quoted one)
 	)
 	bad := func(i int, why string) error {
-		return errorf(CodeUsage, fmt.Sprintf("--validate %q: %s %q at position %d", s, why, s[i], i+1),
-			"no shell runs validations: use one --validate per command, or a named validation with an argv in the config")
+		return errorf(CodeUsage, fmt.Sprintf("the validation command %q: %s %q at position %d", s, why, s[i], i+1),
+			"no shell runs validations: give each command separately, or a named validation with an argv in the config")
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -86,7 +86,7 @@ func Tokenize(s string) ([]string, error) {
 		argv = append(argv, word.String())
 	}
 	if len(argv) == 0 || argv[0] == "" {
-		return nil, errorf(CodeUsage, fmt.Sprintf("--validate %q names no command", s), "")
+		return nil, errorf(CodeUsage, fmt.Sprintf("the validation command %q names no command", s), "")
 	}
 	return argv, nil
 }

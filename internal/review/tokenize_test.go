@@ -1,9 +1,10 @@
 package review
 
 import (
-	"errors"
 	"strings"
 	"testing"
+
+	"github.com/rowkit/rowkit/internal/errs"
 )
 
 var tokenizeCases = []struct {
@@ -41,8 +42,8 @@ func TestTokenize(t *testing.T) {
 	for _, c := range tokenizeCases {
 		got, err := Tokenize(c.in)
 		if c.err != "" {
-			var e *Error
-			if !errors.As(err, &e) || e.Code != CodeUsage || !strings.Contains(e.Msg, c.err) {
+			e, ok := errs.As(err)
+			if !ok || e.Code != CodeUsage || !strings.Contains(e.Msg, c.err) {
 				t.Errorf("Tokenize(%q) = %q, %v; want error %q", c.in, got, err, c.err)
 			}
 			continue

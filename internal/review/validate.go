@@ -2,13 +2,7 @@ package review
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/rowkit/rowkit/internal/proc"
@@ -25,43 +19,57 @@ type Planned struct {
 // cloud credentials and GIT_* stay behind.
 var validationEnvKeys = []string{"PATH", "HOME", "LANG", "TMPDIR"}
 
-// killGrace is how long a timed-out group has between SIGTERM and SIGKILL.
-var killGrace = 2 * time.Second
+var validationFixedEnv = []string{"CI=1", "NO_COLOR=1", "TERM=dumb"}
 
-func validationEnv() []string {
-	env := []string{"CI=1", "NO_COLOR=1", "TERM=dumb"}
-	for _, k := range validationEnvKeys {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
+// Progress is what a progress callback learns: validation Index (0-based)
+// of Total has started (Done false) or ended (Done true, with its Status).
+type Progress struct {
+	Index, Total int
+	ID           string
+	Done         bool
+	Status       string // when Done
 }
 
 // runValidations runs the planned validations one at a time (they share the
-// work tree) within the total budget, and records their outcomes.
-func runValidations(ctx context.Context, o Options, r *Report, dir string) {
+// work tree) within the total budgets of time and output, and returns their
+// outcomes and what their capture left out.
+func runValidations(ctx context.Context, o Options, dir string) ([]Validation, []Truncated) {
 	deadline := time.Now().Add(o.TotalBudget)
-	r.OK = true
+	out := make([]Validation, 0, len(o.Validations))
+	var cut []Truncated
+	left := o.MaxTotalOutputBytes // 0: no total bound
 	for i, p := range o.Validations {
 		var v Validation
-		left := time.Until(deadline)
+		timeLeft := time.Until(deadline)
 		switch {
 		case ctx.Err() != nil:
 			v = Validation{ID: p.ID, Argv: p.Argv, Status: StatusSkipped, Reason: "rowkit was interrupted before it started"}
-		case left <= 0:
+		case timeLeft <= 0:
 			v = Validation{ID: p.ID, Argv: p.Argv, Status: StatusSkipped, Reason: "the total validation budget ran out before it started"}
 		default:
-			timeout, reason := p.Timeout, fmt.Sprintf("its timeout of %v ran out", p.Timeout)
-			if left < timeout {
-				timeout, reason = left, "the total validation budget ran out"
+			if o.Progress != nil {
+				o.Progress(Progress{Index: i, Total: len(o.Validations), ID: p.ID})
 			}
-			v = runOne(ctx, p, dir, timeout, o.MaxOutputBytes)
+			timeout, reason := p.Timeout, fmt.Sprintf("its timeout of %v ran out", p.Timeout)
+			if timeLeft < timeout {
+				timeout, reason = timeLeft, "the total validation budget ran out"
+			}
+			max := o.MaxOutputBytes
+			if o.MaxTotalOutputBytes > 0 {
+				// Each stream may take half of what is left, so the two
+				// together never pass the total.
+				max = min(max, left/2)
+			}
+			v = runOne(ctx, p, dir, timeout, max)
+			left -= len(v.Stdout.Text) + len(v.Stderr.Text)
 			if v.Status == StatusTimedOut {
 				v.Reason = reason
 				if ctx.Err() != nil {
 					v.Reason = "rowkit was interrupted"
 				}
+			}
+			if o.Progress != nil {
+				o.Progress(Progress{Index: i, Total: len(o.Validations), ID: p.ID, Done: true, Status: v.Status})
 			}
 		}
 		for _, s := range []struct {
@@ -69,143 +77,53 @@ func runValidations(ctx context.Context, o Options, r *Report, dir string) {
 			st   *Stream
 		}{{"stdout", &v.Stdout}, {"stderr", &v.Stderr}} {
 			if s.st.BytesDropped > 0 {
-				r.truncate(Truncated{Field: fmt.Sprintf("validations[%d].%s", i, s.name), BytesRemoved: s.st.BytesDropped})
+				cut = append(cut, Truncated{Field: fmt.Sprintf("validations[%d].%s", i, s.name), BytesRemoved: s.st.BytesDropped})
 			}
 		}
-		if v.Status != StatusPassed {
-			r.OK = false
-		}
-		r.Validations = append(r.Validations, v)
+		out = append(out, v)
 	}
+	return out, cut
 }
 
-// runOne runs one command: argv directly (no shell), in dir, stdin at
-// /dev/null, in its own process group, with the allowlisted environment.
-// On timeout the whole group gets SIGTERM, then SIGKILL after killGrace;
-// whatever is left of the group when the command ends is killed too, so
-// no grandchild outlives the call. Both pipes are drained to the end.
+// runOne runs one command through package proc: argv directly (no shell),
+// in dir, stdin at /dev/null, in its own process group, with the
+// allowlisted environment. On timeout or interrupt the whole group gets
+// SIGTERM, then SIGKILL after killGrace; whatever is left of the group when
+// the command ends is killed too, so no grandchild outlives the call. Both
+// streams are drained to the end into bounded captures.
 func runOne(ctx context.Context, p Planned, dir string, timeout time.Duration, maxBytes int) Validation {
 	v := Validation{ID: p.ID, Argv: p.Argv}
+	stdout, stderr := proc.NewCapture(maxBytes), proc.NewCapture(maxBytes)
 	start := time.Now()
-	spawnErr := func(err error) Validation {
+	res, err := proc.Run(ctx, proc.Spec{
+		Path: p.Argv[0], Args: p.Argv[1:], Dir: dir,
+		Env:    proc.Env(validationEnvKeys, validationFixedEnv...),
+		Stdout: stdout, Stderr: stderr, Timeout: timeout, Grace: killGrace,
+	})
+	if err != nil {
 		v.Status, v.Reason = StatusSpawnError, err.Error()
 		v.DurationMs = time.Since(start).Milliseconds()
 		return v
 	}
-	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
-	if cmd.Err != nil {
-		return spawnErr(cmd.Err)
-	}
-	cmd.Dir = dir
-	cmd.Env = validationEnv()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return spawnErr(err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return spawnErr(err)
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	err = cmd.Start()
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		outR.Close()
-		errR.Close()
-		return spawnErr(err)
-	}
-	pgid := cmd.Process.Pid
-	stdout, stderr := proc.NewCapture(maxBytes), proc.NewCapture(maxBytes)
-	var drained sync.WaitGroup
-	drained.Add(2)
-	go func() { defer drained.Done(); io.Copy(stdout, outR) }()
-	go func() { defer drained.Done(); io.Copy(stderr, errR) }()
-
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	var waitErr error
-	timedOut := false
-	select {
-	case waitErr = <-exited:
-	case <-timer.C:
-		timedOut = true
-	case <-ctx.Done():
-		timedOut = true
-	}
-	if timedOut {
-		syscall.Kill(-pgid, syscall.SIGTERM)
-		select {
-		case waitErr = <-exited:
-		case <-time.After(killGrace):
-			syscall.Kill(-pgid, syscall.SIGKILL)
-			waitErr = <-exited
-		}
-	}
-	// The leader is gone; nothing else of its group may stay behind.
-	syscall.Kill(-pgid, syscall.SIGKILL)
-	done := make(chan struct{})
-	go func() { drained.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(killGrace):
-		// A process that left the group still holds a pipe: stop reading.
-		outR.Close()
-		errR.Close()
-		<-done
-	}
-	outR.Close()
-	errR.Close()
-
-	v.Stdout = stream(stdout)
-	v.Stderr = stream(stderr)
-	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	v.Stdout, v.Stderr = stream(stdout), stream(stderr)
 	switch {
-	case timedOut:
+	case res.TimedOut || res.Stopped:
 		v.Status = StatusTimedOut
-	case waitErr == nil:
+	case res.Exit == 0:
 		v.Status = StatusPassed
 	default:
-		var ee *exec.ExitError
-		if !errors.As(waitErr, &ee) {
-			return spawnErr(waitErr)
-		}
 		v.Status = StatusFailed
 	}
-	if ws.Signaled() {
-		v.Signal = signalName(ws.Signal())
-	} else if ws.Exited() {
-		code := ws.ExitStatus()
+	if res.Exit >= 0 {
+		code := res.Exit
 		v.ExitCode = &code
 	}
-	v.DurationMs = time.Since(start).Milliseconds()
+	v.Signal = res.Signal
+	v.DurationMs = res.Duration.Milliseconds()
 	return v
 }
 
 func stream(c *proc.Capture) Stream {
 	text, dropped := c.Result()
 	return Stream{Text: text, BytesTotal: c.Total(), BytesDropped: dropped}
-}
-
-func signalName(s syscall.Signal) string {
-	switch s {
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGKILL:
-		return "SIGKILL"
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGSEGV:
-		return "SIGSEGV"
-	case syscall.SIGABRT:
-		return "SIGABRT"
-	case syscall.SIGPIPE:
-		return "SIGPIPE"
-	}
-	return fmt.Sprintf("signal %d", int(s))
 }

@@ -1,0 +1,138 @@
+package review
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/workspace"
+)
+
+// locate turns the repository path into the directory git runs in. Without
+// a root that is the path made absolute. With one, the path is resolved
+// inside the root, and the work tree git would find from there is found
+// the way git finds it (the nearest .git above the directory), without
+// running git: its top level, the git directory a .git file names and that
+// directory's common directory must all lie inside the root, or the request
+// is refused here, before git or any validation runs. expectTop is then the
+// canonical top level, which git must confirm.
+func locate(o Options) (abs, expectTop string, err error) {
+	if o.Root == nil {
+		abs, err := filepath.Abs(o.Repo)
+		if err != nil {
+			return "", "", errorf(CodeRepoNotFound, fmt.Sprintf("the repository path %q: %v", o.Repo, err), "")
+		}
+		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			return "", "", errorf(CodeRepoNotFound, fmt.Sprintf("the repository path %s is not a directory", abs), "pass the path of a git work tree")
+		}
+		return abs, "", nil
+	}
+	root := o.Root.Dir()
+	clean, target, err := o.Root.Resolve(o.Repo)
+	if err != nil {
+		e, _ := errs.As(err)
+		switch {
+		case e == nil:
+			return "", "", errorf(CodeRepoNotFound, err.Error(), "")
+		case e.Code == errs.Outside:
+			return "", "", errorf(errs.Outside, "the repository path "+e.Msg, "pass a path inside the root "+root)
+		default:
+			return "", "", errorf(CodeRepoNotFound, "the repository path "+e.Msg, "")
+		}
+	}
+	abs = filepath.Join(root, target)
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return "", "", errorf(CodeRepoNotFound, fmt.Sprintf("the repository path %s is not a directory", clean), "pass the path of a git work tree")
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		dotgit := filepath.Join(d, ".git")
+		fi, err := os.Lstat(dotgit)
+		if err == nil {
+			if err := checkGitDir(root, d, dotgit, fi); err != nil {
+				return "", "", err
+			}
+			return abs, d, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", "", errorf(CodeRepoNotFound, fmt.Sprintf("%s: %v", dotgit, err), "")
+		}
+		if d == root {
+			break
+		}
+	}
+	// No work tree inside the root: either none at all, or one whose top
+	// level lies above the root.
+	for d := filepath.Dir(root); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return "", "", errorf(errs.Outside, fmt.Sprintf("the repository holding %s has its top level %s outside the root %s", clean, d, root), "")
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	return "", "", errorf(CodeNotARepo, fmt.Sprintf("%s is not inside a git work tree", clean), "run git init, or pass the path of a checkout")
+}
+
+// checkGitDir refuses a .git entry of the work tree top that leads out of
+// root: a symlink, or a .git file ("gitdir: PATH", as linked work trees and
+// submodules have) naming a directory outside, or a git directory whose
+// commondir file points outside.
+func checkGitDir(root, top, dotgit string, fi fs.FileInfo) error {
+	outside := func(what, where string) error {
+		return errorf(errs.Outside, fmt.Sprintf("the repository at %s has its %s %s outside the root %s", top, what, where, root), "")
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		canon, err := filepath.EvalSymlinks(dotgit)
+		if err != nil {
+			return errorf(CodeNotARepo, fmt.Sprintf("%s: %v", dotgit, unwrapPath(err)), "")
+		}
+		if !workspace.Inside(root, canon) {
+			return outside(".git link target", canon)
+		}
+		if fi, err = os.Stat(canon); err != nil {
+			return errorf(CodeNotARepo, fmt.Sprintf("%s: %v", dotgit, unwrapPath(err)), "")
+		}
+		dotgit = canon
+	}
+	dir := dotgit
+	if fi.Mode().IsRegular() {
+		b, err := os.ReadFile(dotgit)
+		if err != nil {
+			return errorf(CodeNotARepo, fmt.Sprintf("reading %s: %v", dotgit, err), "")
+		}
+		p, ok := bytes.CutPrefix(b, []byte("gitdir: "))
+		if !ok {
+			return errorf(CodeNotARepo, fmt.Sprintf("%s is a file without a gitdir line", dotgit), "")
+		}
+		dir = strings.TrimRight(string(p), "\r\n")
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(top, dir)
+		}
+	}
+	canon, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return errorf(CodeNotARepo, fmt.Sprintf("the git directory of %s: %v", top, unwrapPath(err)), "")
+	}
+	if !workspace.Inside(root, canon) {
+		return outside("git directory", canon)
+	}
+	if b, err := os.ReadFile(filepath.Join(canon, "commondir")); err == nil {
+		common := strings.TrimRight(string(b), "\r\n")
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(canon, common)
+		}
+		c, err := filepath.EvalSymlinks(common)
+		if err != nil {
+			return errorf(CodeNotARepo, fmt.Sprintf("the common git directory of %s: %v", top, unwrapPath(err)), "")
+		}
+		if !workspace.Inside(root, c) {
+			return outside("common git directory", c)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,202 @@
+package review
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/workspace"
+)
+
+// gitSpy puts a git first on PATH that logs each call to the returned file
+// and then runs the real git; while the file slow exists it first sleeps
+// in a child whose pid it records in pidFile.
+func gitSpy(t *testing.T) (log, slow, pidFile string) {
+	t.Helper()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	log, slow, pidFile = filepath.Join(bin, "log"), filepath.Join(bin, "slow"), filepath.Join(bin, "pid")
+	script := "#!/bin/sh\necho \"$*\" >> '" + log + "'\n" +
+		"if [ -e '" + slow + "' ]; then sleep 300 & echo $! > '" + pidFile + "'; wait; fi\n" +
+		"exec '" + real + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	return log, slow, pidFile
+}
+
+func gitRan(log string) bool {
+	b, _ := os.ReadFile(log)
+	return len(b) > 0
+}
+
+func openRoot(t *testing.T, dir string) *workspace.Root {
+	t.Helper()
+	root, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// With a root, the repository path is resolved inside it and the work
+// tree it leads to must lie inside it, .git file targets included; every
+// refusal comes before any git call or validation.
+func TestInspectConfinedToRoot(t *testing.T) {
+	base := t.TempDir()
+	rootDir := filepath.Join(base, "root")
+	os.Mkdir(rootDir, 0o755)
+	inside := filepath.Join(rootDir, "repo")
+	os.Mkdir(inside, 0o755)
+	gitT(t, inside, "init", "-q", "-b", "main")
+	write(t, filepath.Join(inside, "a.txt"), "a\n")
+	gitT(t, inside, "add", "-A")
+	gitT(t, inside, "commit", "-q", "-m", "base")
+	os.Mkdir(filepath.Join(inside, "sub"), 0o755)
+
+	outside := newRepo(t, map[string]string{"o.txt": "o\n"})
+	os.Symlink(outside, filepath.Join(rootDir, "link-out"))
+	os.Symlink(inside, filepath.Join(rootDir, "link-in"))
+	// A linked work tree inside the root whose repository lies outside.
+	gitT(t, outside, "worktree", "add", "-q", "-b", "wt", filepath.Join(rootDir, "wt"))
+	// A .git file naming a git directory outside.
+	os.Mkdir(filepath.Join(rootDir, "gitfile"), 0o755)
+	write(t, filepath.Join(rootDir, "gitfile", ".git"), "gitdir: "+filepath.Join(outside, ".git")+"\n")
+	// A .git symlink leading outside.
+	os.Mkdir(filepath.Join(rootDir, "gitlink"), 0o755)
+	os.Symlink(filepath.Join(outside, ".git"), filepath.Join(rootDir, "gitlink", ".git"))
+	// A sibling whose name extends the root's.
+	evil := filepath.Join(base, "root-evil")
+	os.Mkdir(evil, 0o755)
+	gitT(t, evil, "init", "-q")
+	os.Mkdir(filepath.Join(rootDir, "plain"), 0o755)
+
+	log, _, _ := gitSpy(t)
+	root := openRoot(t, rootDir)
+	marker := filepath.Join(base, "validated")
+	touch := []Planned{{ID: "touch", Argv: []string{"touch", marker}, Timeout: time.Minute}}
+	for _, c := range []struct{ repo, code string }{
+		{"..", errs.Outside},
+		{"../root-evil", errs.Outside},
+		{outside, errs.Outside},
+		{"link-out", errs.Outside},
+		{"wt", errs.Outside},
+		{"gitfile", errs.Outside},
+		{"gitlink", errs.Outside},
+		{"plain", CodeNotARepo},
+		{"nope", CodeRepoNotFound},
+		{"repo/a.txt", CodeRepoNotFound},
+	} {
+		e := inspectErr(t, Options{Repo: c.repo, Root: root, Validations: touch})
+		if e.Code != c.code || errs.ExitCode(e) != ExitInspection {
+			t.Errorf("%s: got %v, want %s", c.repo, e, c.code)
+		}
+		if gitRan(log) {
+			t.Fatalf("%s: git ran before the refusal", c.repo)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("%s: a validation ran", c.repo)
+		}
+	}
+	// The root inside a repository: its top level lies above the root.
+	sub := openRoot(t, filepath.Join(inside, "sub"))
+	if e := inspectErr(t, Options{Repo: ".", Root: sub}); e.Code != errs.Outside || !strings.Contains(e.Msg, "top level "+inside) {
+		t.Errorf("top level above the root: got %v", e)
+	}
+	if gitRan(log) {
+		t.Fatal("git ran before the refusal")
+	}
+
+	for _, p := range []string{"repo", "repo/sub", "link-in", "./repo/../repo"} {
+		r := inspect(t, Options{Repo: p, Root: root, Validations: touch})
+		if r.Repository.Path != inside || !r.OK {
+			t.Errorf("%s: repository %s ok %v", p, r.Repository.Path, r.OK)
+		}
+	}
+
+	// The repository's own config moves the work tree out: git's answer is
+	// checked before anything else runs.
+	os.Remove(marker)
+	os.Remove(log)
+	gitT(t, inside, "config", "core.worktree", outside)
+	e := inspectErr(t, Options{Repo: "repo", Root: root, Validations: touch})
+	if e.Code != errs.Outside {
+		t.Errorf("core.worktree outside: got %v", e)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a validation ran")
+	}
+	b, _ := os.ReadFile(log)
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if strings.Contains(l, " diff ") || strings.Contains(l, " ls-files ") {
+			t.Errorf("git listed a work tree outside the root: %s", l)
+		}
+	}
+}
+
+// Cancelling the context stops a running git call's whole group at once
+// and reports the inspection as cancelled.
+func TestInspectCancelStopsGit(t *testing.T) {
+	dir := newRepo(t, map[string]string{"a.txt": "a\n"})
+	_, slow, pidFile := gitSpy(t)
+	os.WriteFile(slow, nil, 0o644)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := Inspect(ctx, Options{Repo: dir})
+	if !errs.Is(err, errs.Cancelled) || errs.ExitCode(err) != ExitTimeout {
+		t.Errorf("got %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+	pid := readPid(t, pidFile)
+	for i := 0; i < 200 && alive(pid); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if alive(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatal("git's child outlived the cancellation")
+	}
+}
+
+// The total output budget bounds all captured streams together; what it
+// cut is reported like any other truncation.
+func TestInspectTotalOutputBudget(t *testing.T) {
+	dir := newRepo(t, map[string]string{"a.txt": "a\n"})
+	loud := func(id string) Planned {
+		return Planned{ID: id, Argv: []string{"sh", "-c", "seq 1 3000; seq 1 3000 >&2"}, Timeout: time.Minute}
+	}
+	r := inspect(t, Options{Repo: dir, MaxOutputBytes: ServerMaxOutputBytes, MaxTotalOutputBytes: 6000,
+		Validations: []Planned{loud("a"), loud("b"), loud("c"), {ID: "quiet", Argv: []string{"true"}, Timeout: time.Minute}}})
+	total := 0
+	var fields []string
+	for _, v := range r.Validations {
+		for _, s := range []Stream{v.Stdout, v.Stderr} {
+			total += len(s.Text)
+			if len(s.Text) > ServerMaxOutputBytes {
+				t.Errorf("%s: a stream of %d bytes", v.ID, len(s.Text))
+			}
+		}
+	}
+	for _, f := range r.Truncation.Fields {
+		fields = append(fields, f.Field)
+	}
+	if total > 6000 || total < 3000 {
+		t.Errorf("%d bytes kept in all", total)
+	}
+	equal(t, "truncated", fields, []string{"validations[0].stdout", "validations[0].stderr", "validations[1].stdout", "validations[1].stderr", "validations[2].stdout", "validations[2].stderr"})
+	if r.Validations[3].Status != StatusPassed || r.Validations[2].Stdout.BytesTotal != r.Validations[0].Stdout.BytesTotal {
+		t.Errorf("validations %+v", r.Validations)
+	}
+}
