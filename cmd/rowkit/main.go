@@ -14,6 +14,7 @@ import (
 // commands is every command the binary offers.
 var commands = []*cli.Command{
 	cmd.Hread,
+	cmd.Read,
 	cmd.Grep,
 	cmd.Review,
 	cmd.Inspect,

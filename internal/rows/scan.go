@@ -54,6 +54,10 @@ type Scanner struct {
 	text     []byte
 	length   int64
 	complete bool
+
+	// tap, when set, sees every piece of each line's text as it is
+	// scanned, kept or not.
+	tap func(text []byte)
 }
 
 // NewScanner returns a Scanner reading from r.
@@ -124,7 +128,16 @@ func (s *Scanner) Scan(keep int) bool {
 	}
 }
 
+// SetTap makes the following calls to Scan pass every piece of each line's
+// text (terminators excluded) to fn, in order, whether it is kept or not: a
+// caller can hash or measure a line of any length without keeping it. A nil
+// fn turns the tap off. The slices are valid only during the call.
+func (s *Scanner) SetTap(fn func(text []byte)) { s.tap = fn }
+
 func (s *Scanner) keep(b []byte, keep int) {
+	if s.tap != nil && len(b) > 0 {
+		s.tap(b)
+	}
 	if room := keep - len(s.text); room > 0 {
 		s.text = append(s.text, b[:min(room, len(b))]...)
 	}

@@ -235,3 +235,26 @@ func FuzzScanner(f *testing.F) {
 		}
 	})
 }
+
+// The tap sees each line's whole text, whatever is kept and however the
+// input is split into reads, and never a terminator.
+func TestScannerTap(t *testing.T) {
+	src := "alpha\r\n" + strings.Repeat("é", 5000) + "\rbeta\n\nlast"
+	for _, size := range []int{1, 2, 3, 7, 4096, len(src)} {
+		sc := NewScanner(&chunkReader{data: []byte(src), sizes: []int{size}})
+		var got []byte
+		sc.SetTap(func(b []byte) { got = append(got, b...) })
+		var lines []string
+		for sc.Scan(2) {
+			lines = append(lines, string(got))
+			if int64(len(got)) != sc.Len() {
+				t.Fatalf("size %d line %d: tap saw %d bytes, Len %d", size, sc.Line(), len(got), sc.Len())
+			}
+			got = got[:0]
+		}
+		want := refSplit([]byte(src))
+		if strings.Join(lines, "|") != strings.Join(want, "|") {
+			t.Fatalf("size %d: tap lines %q, want %q", size, lines, want)
+		}
+	}
+}

@@ -145,7 +145,8 @@ func (r *Root) Resolve(req string) (clean, target string, err error) {
 	if abs == r.dir {
 		return clean, ".", nil
 	}
-	return clean, abs[len(r.dir)+1:], nil
+	// The root "/" has no separator of its own to skip.
+	return clean, strings.TrimPrefix(abs[len(r.dir):], "/"), nil
 }
 
 // resolve follows rel from dir component by component, as realpath does,
@@ -262,6 +263,43 @@ func (r *Root) ReadFile(req string) (string, []byte, error) {
 			data = append(data, 0)[:len(data)] // grow: the file is longer than stat said
 		}
 	}
+}
+
+// Open resolves req and opens it for reading through the root without
+// blocking: a regular file (as ReadFile does) or a directory, which
+// callers that want only files must refuse themselves by fi.IsDir(). A
+// FIFO, socket or device is refused (not_regular) without being opened for
+// reading; a file the operating system refuses is permission_denied.
+func (r *Root) Open(req string) (clean string, f *os.File, fi fs.FileInfo, err error) {
+	clean, target, root, err := r.locate(req)
+	if err != nil {
+		return clean, nil, nil, err
+	}
+	defer root.Close() // the open file does not need it
+	if st, serr := root.Stat(target); serr == nil && st.IsDir() {
+		// O_DIRECTORY: a FIFO swapped in after the stat fails to open.
+		f, err = root.OpenFile(target, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+		if err == nil {
+			if fi, err = f.Stat(); err == nil && !fi.IsDir() {
+				err = regfile.Check(fi)
+			}
+			if err != nil {
+				f.Close()
+			}
+		}
+	} else {
+		f, fi, err = regfile.Open(root.Stat, root.OpenFile, target)
+	}
+	switch {
+	case err == nil:
+		return clean, f, fi, nil
+	case errors.Is(err, fs.ErrPermission):
+		return clean, nil, nil, errorf(errs.PermissionDenied, "%s: permission denied", clean)
+	}
+	if _, ok := regfile.AsNotRegular(err); !ok {
+		err = r.openError(clean, err)
+	}
+	return clean, nil, nil, notRegular(clean, err)
 }
 
 // locate resolves req and opens the root the target must be reached through.

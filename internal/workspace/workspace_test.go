@@ -238,3 +238,50 @@ func TestDeviceInsideRefused(t *testing.T) {
 		}
 	}
 }
+
+// Open gives files and directories, refuses special files without blocking,
+// and confines like ReadFile.
+func TestOpen(t *testing.T) {
+	_, ws := setup(t)
+	if err := syscall.Mkfifo(filepath.Join(ws.Dir(), "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../root-evil/secret.go", filepath.Join(ws.Dir(), "evil.go")); err != nil {
+		t.Fatal(err)
+	}
+	clean, f, fi, err := ws.Open("./src//a.go")
+	if err != nil || clean != "src/a.go" || !fi.Mode().IsRegular() {
+		t.Fatalf("file: %q %v %v", clean, fi, err)
+	}
+	f.Close()
+	_, f, fi, err = ws.Open("src")
+	if err != nil || !fi.IsDir() {
+		t.Fatalf("dir: %v %v", fi, err)
+	}
+	if names, err := f.Readdirnames(-1); err != nil || len(names) != 1 || names[0] != "a.go" {
+		t.Fatalf("dir entries %q, %v", names, err)
+	}
+	f.Close()
+	done := make(chan error, 1)
+	go func() { _, _, _, err := ws.Open("pipe"); done <- err }()
+	select {
+	case err := <-done:
+		if code(err) != CodeNotRegular {
+			t.Errorf("FIFO: %v, want not_regular", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("opening a FIFO blocked")
+	}
+	for req, want := range map[string]string{"evil.go": CodeOutside, "missing": CodeNotFound, "/etc/passwd": CodeOutside} {
+		if _, _, _, err := ws.Open(req); code(err) != want {
+			t.Errorf("%s: %v, want %s", req, err, want)
+		}
+	}
+	if os.Geteuid() != 0 {
+		write(t, filepath.Join(ws.Dir(), "secret"), "x")
+		os.Chmod(filepath.Join(ws.Dir(), "secret"), 0)
+		if _, _, _, err := ws.Open("secret"); code(err) != errs.PermissionDenied {
+			t.Errorf("mode 000: %v, want permission_denied", err)
+		}
+	}
+}

@@ -1,0 +1,150 @@
+package cmd
+
+import (
+	"context"
+	"strings"
+
+	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/read"
+	"github.com/rowkit/rowkit/internal/workspace"
+)
+
+// Read is rowkit read, the bounded reader.
+var Read = &cli.Command{
+	Name:    "read",
+	Usage:   readUsage,
+	Summary: "read a file or directory in bounded, explained views of verified rows",
+	Help: `Reads PATH (relative to the root: --root DIR, default the current directory)
+and prints a view of at most 2000 lines and 50 KiB, starting at line --offset
+(default 1), at most --limit lines (default and ceiling 2000; a larger limit
+is clamped with a note). After the lines come notes "[read:CODE] MESSAGE"
+saying what bounded the view and how to continue (the continue note names
+the next offset), and anything else worth knowing (a BOM, clamped long
+lines, the scan limit, an empty file).
+
+Formats (--format): rows (default) prints each line as its verified row
+LINE:HASH TEXT, an edit target; numbered prints N|TEXT; plain the text
+alone; json the whole result, the structured content of the MCP tool
+read_file. Converted text (notebooks) and directory listings print N|TEXT in
+rows, since their lines are not lines of a file.
+
+Lines end at LF, CRLF or a lone CR; a BOM stays in line 1. A line longer
+than 2000 characters is shown clamped (its hash covers the whole line). The
+file is scanned up to 64 MiB to count its lines and hash it; past that the
+totals are marked inexact. Images (PNG, JPEG, GIF, WebP) are returned as
+media (base64 in json); PDF, Office, zip and other binary files, and text
+that is not UTF-8, are refused as unsupported. Paths stay inside the root
+(symlinks leading out, absolute paths and .. are refused); /dev, /proc and
+/sys are never opened; FIFOs, sockets and devices are refused without
+blocking. A file that changes while it is read fails with
+CHANGED_DURING_READ and a retry of the same range.
+
+stdout always carries the result in the chosen format (for a failure, its
+notes or its json document); a failure or refusal also prints one line
+"read: CODE: MESSAGE" on stderr.
+
+exit codes:
+  0  ok: text, a directory listing or media (also empty and truncated views)
+  1  failure: INVALID_INPUT (offset or limit not a positive integer),
+     NOT_FOUND (with suggestions), NOT_A_FILE, DANGEROUS_PATH,
+     OUTSIDE_ALLOWED_ROOTS, PERMISSION_DENIED, DENIED, CHANGED_DURING_READ,
+     ABORTED, UNSUPPORTED_BACKEND, EXTENSION_FAILED, IO_ERROR
+  2  usage: no PATH, a second PATH, an unknown option, a missing option
+     value, an unknown format
+  3  unsupported: the content is not text (IMAGE over the media limit,
+     PDF, OFFICE_DOCUMENT, BINARY, UNKNOWN_ENCODING, INVALID_NOTEBOOK,
+     TOO_LARGE)
+`,
+	Run: runRead,
+}
+
+const readUsage = "read PATH [--offset N] [--limit N] [--format rows|numbered|plain|json] [--root DIR]"
+
+// readArgs is the parsed command line of rowkit read.
+type readArgs struct {
+	path, offset, limit, format, root string
+	hasPath                           bool
+}
+
+// parseReadArgs parses PATH and the options, in any order; "--" ends the
+// options. Values are kept as strings for the engine's rules.
+func parseReadArgs(args []string) (readArgs, error) {
+	a := readArgs{format: read.FormatRows}
+	seen := map[string]bool{}
+	opts := true
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if opts && arg == "--" {
+			opts = false
+			continue
+		}
+		if opts && strings.HasPrefix(arg, "-") && arg != "-" {
+			name, val, hasVal := strings.Cut(arg, "=")
+			var dst *string
+			switch name {
+			case "--offset":
+				dst = &a.offset
+			case "--limit":
+				dst = &a.limit
+			case "--format":
+				dst = &a.format
+			case "--root":
+				dst = &a.root
+			default:
+				return a, errs.Usagef("unknown option %q; usage: rowkit %s", name, readUsage)
+			}
+			if seen[name] {
+				return a, errs.Usagef("%s is given twice", name)
+			}
+			seen[name] = true
+			if !hasVal {
+				if i+1 == len(args) {
+					return a, errs.Usagef("%s needs a value", name)
+				}
+				i++
+				val = args[i]
+			}
+			*dst = val
+			continue
+		}
+		if a.hasPath {
+			return a, errs.Usagef("read takes one PATH, got %q and %q", a.path, arg)
+		}
+		a.path, a.hasPath = arg, true
+	}
+	if !a.hasPath {
+		return a, errs.Usagef("missing PATH; usage: rowkit %s", readUsage)
+	}
+	switch a.format {
+	case read.FormatRows, read.FormatNumbered, read.FormatPlain, read.FormatJSON:
+	default:
+		return a, errs.Usagef("unknown format %q: use rows, numbered, plain or json", a.format)
+	}
+	return a, nil
+}
+
+func runRead(ctx context.Context, env *cli.Env, args []string) error {
+	a, err := parseReadArgs(args)
+	if err != nil {
+		return err
+	}
+	var root *workspace.Root
+	if a.root != "" {
+		root, err = workspace.Open(a.root)
+	} else {
+		root, err = workspace.Cwd()
+	}
+	if err != nil {
+		return err
+	}
+	in := read.Input{Path: a.path}
+	res, rerr := read.ParseCounts(&in, a.offset, a.limit)
+	if rerr == nil {
+		res, rerr = read.Read(ctx, root, in, read.Options{})
+	}
+	if _, err := env.Stdout.Write(read.Format(res, a.format)); err != nil {
+		return errs.Errorf(errs.Write, "writing the result: %v", err)
+	}
+	return rerr
+}

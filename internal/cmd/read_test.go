@@ -1,0 +1,53 @@
+package cmd
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rowkit/rowkit/internal/errs"
+)
+
+func TestParseReadArgs(t *testing.T) {
+	for _, c := range []struct {
+		args string
+		want readArgs
+	}{
+		{"a.txt", readArgs{path: "a.txt", format: "rows", hasPath: true}},
+		{"--offset 3 a.txt --limit=4", readArgs{path: "a.txt", offset: "3", limit: "4", format: "rows", hasPath: true}},
+		{"--format json --root /tmp -- --odd", readArgs{path: "--odd", format: "json", root: "/tmp", hasPath: true}},
+		{"- --format=plain", readArgs{path: "-", format: "plain", hasPath: true}},
+	} {
+		got, err := parseReadArgs(strings.Fields(c.args))
+		if err != nil || got != c.want {
+			t.Errorf("%q: %+v, %v", c.args, got, err)
+		}
+	}
+	for _, args := range []string{"", "a b", "--offset", "--x a", "--format xml a", "--limit 1 --limit 2 a", "-- a b"} {
+		if _, err := parseReadArgs(strings.Fields(args)); errs.Code(err) != errs.Usage {
+			t.Errorf("%q: %v, want a usage error", args, err)
+		}
+	}
+}
+
+// Any argv parses or is a usage error; what parses prints back to the same
+// parse in canonical --name=value form.
+func FuzzParseReadArgs(f *testing.F) {
+	f.Add("a.txt\x00--offset\x003")
+	f.Add("--format=json\x00--\x00-x")
+	f.Add("--root\x00\x00p")
+	f.Fuzz(func(t *testing.T, joined string) {
+		args := strings.Split(joined, "\x00")
+		a, err := parseReadArgs(args)
+		if err != nil {
+			if errs.Code(err) != errs.Usage {
+				t.Fatalf("%q: %v", args, err)
+			}
+			return
+		}
+		canon := []string{"--offset=" + a.offset, "--limit=" + a.limit, "--format=" + a.format, "--root=" + a.root, "--", a.path}
+		b, err := parseReadArgs(canon)
+		if err != nil || b != a {
+			t.Fatalf("%q parsed %+v; canonical %q parsed %+v, %v", args, a, canon, b, err)
+		}
+	})
+}

@@ -1,0 +1,75 @@
+package read
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// Formats of a result's content.
+const (
+	FormatRows     = "rows"     // verified rows LINE:HASH TEXT, then notes (the default; MCP text content)
+	FormatNumbered = "numbered" // N|TEXT, then notes
+	FormatPlain    = "plain"    // TEXT, then notes
+	FormatJSON     = "json"     // the whole Result (MCP structuredContent)
+)
+
+// Formats lists the formats in the order help shows them.
+var Formats = []string{FormatRows, FormatNumbered, FormatPlain, FormatJSON}
+
+// Format renders res in format (one of Formats; anything else is rows).
+//
+// The text formats print the view's lines, then, after a blank line, each
+// note as "[read:CODE] MESSAGE". In rows, a line of a file read as is
+// prints as its verified row; converted text and directory listings have
+// no verified rows (their lines are not lines of a file) and print N|TEXT.
+// A clamped line prints its shown prefix; its hash covers the whole line
+// and the line-clamped note names it. Media parts print as one line
+// "[media TYPE, N bytes: NAME]" after the notes.
+func Format(res *Result, format string) []byte {
+	if format == FormatJSON {
+		return JSON(res)
+	}
+	var b []byte
+	if res.View != nil {
+		for _, l := range res.View.Lines {
+			switch {
+			case format == FormatPlain:
+			case format == FormatRows && l.Hash != "":
+				b = strconv.AppendInt(b, int64(l.Number), 10)
+				b = append(append(append(b, ':'), l.Hash...), ' ')
+			default:
+				b = append(strconv.AppendInt(b, int64(l.Number), 10), '|')
+			}
+			b = append(append(b, l.Text...), '\n')
+		}
+	}
+	if len(b) > 0 && len(res.Notes) > 0 {
+		b = append(b, '\n')
+	}
+	for _, n := range res.Notes {
+		b = fmt.Appendf(b, "[read:%s] %s\n", n.Code, oneLine(n.Message))
+	}
+	for _, p := range res.Parts {
+		b = fmt.Appendf(b, "[media %s, %d bytes", p.MediaType, b64Len(p.Data))
+		if p.Name != "" {
+			b = fmt.Appendf(b, ": %s", oneLine(p.Name))
+		}
+		b = append(b, "]\n"...)
+	}
+	return b
+}
+
+// JSON is res as JSON with its fields in struct order, without HTML
+// escaping, ending in a newline: the bytes of --format json and of the MCP
+// tool's structuredContent.
+func JSON(res *Result) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(res); err != nil {
+		panic("read: a Result does not encode: " + err.Error()) // plain data: cannot happen
+	}
+	return b.Bytes()
+}
