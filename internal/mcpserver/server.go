@@ -10,7 +10,6 @@ package mcpserver
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log"
 	"slices"
@@ -138,9 +137,10 @@ func (s *Server) Roots() []*workspace.Root {
 
 func (s *Server) addTools() {
 	s.addInspectRepository()
+	s.addInspectFile()
+	s.addReadFile()
+	s.addSearch()
 	if len(s.allow) > 0 {
 		s.addRunValidations()
 	}
 }
-
-var _ = fmt.Sprintf
