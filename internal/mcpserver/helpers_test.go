@@ -80,6 +80,7 @@ func canon(t testing.TB, dir string) string {
 // each of the four scopes.
 func newRepo(t testing.TB, dir string) {
 	t.Helper()
+	os.MkdirAll(dir, 0o755)
 	gitT(t, dir, "init", "-q", "-b", "main")
 	write(t, filepath.Join(dir, "a.go"), "package a\n\nfunc A() {}\n")
 	write(t, filepath.Join(dir, "b.txt"), "alpha\nbeta\n")
@@ -100,6 +101,13 @@ func newRepo(t testing.TB, dir string) {
 // nil, are the client's MCP roots.
 func connect(t testing.TB, s *Server, copts *mcp.ClientOptions, roots ...string) *mcp.ClientSession {
 	t.Helper()
+	return connectVersion(t, s, copts, "", roots...)
+}
+
+// connectVersion is connect with the protocol version the client offers
+// ("" for the SDK's latest).
+func connectVersion(t testing.TB, s *Server, copts *mcp.ClientOptions, version string, roots ...string) *mcp.ClientSession {
+	t.Helper()
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := s.MCP().Connect(ctx, st, nil)
@@ -113,7 +121,7 @@ func connect(t testing.TB, s *Server, copts *mcp.ClientOptions, roots ...string)
 	for _, r := range roots {
 		c.AddRoots(&mcp.Root{URI: "file://" + r})
 	}
-	cs, err := c.Connect(ctx, ct, nil)
+	cs, err := c.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -317,10 +319,16 @@ func TestValidationProgress(t *testing.T) {
 	root := canon(t, t.TempDir())
 	newRepo(t, root)
 	cfg := allowConfig(t, map[string][]string{"slow": {"sleep", "0.6"}})
-	got := make(chan *mcp.ProgressNotificationParams, 100)
+	// Notifications are handled asynchronously and may still arrive
+	// after the result: collect them under a lock, never into a channel
+	// that could be closed.
+	var mu sync.Mutex
+	var got []*mcp.ProgressNotificationParams
 	cs := connect(t, newServer(t, Options{Roots: []string{root}, Config: cfg}), &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			got <- req.Params
+			mu.Lock()
+			got = append(got, req.Params)
+			mu.Unlock()
 		},
 	})
 	params := &mcp.CallToolParams{Name: "run_validations", Arguments: map[string]any{"repo_path": ".", "validations": []string{"slow"}}}
@@ -329,17 +337,26 @@ func TestValidationProgress(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("%v %s", err, text(res))
 	}
-	close(got)
+	time.Sleep(200 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	// The client may handle notifications out of order: check the values
+	// the server sent, sorted, are distinct.
+	sort.Slice(got, func(i, j int) bool { return got[i].Progress < got[j].Progress })
 	n, last := 0, -1.0
-	for p := range got {
+	for _, p := range got {
 		if p.ProgressToken != "tok" || p.Progress <= last {
 			t.Errorf("progress %+v after %v", p, last)
 		}
 		last = p.Progress
 		n++
 	}
-	if n < 2 {
+	// One as the validation starts, one as it ends, and ticks between.
+	if n < 4 {
 		t.Errorf("%d progress notifications for a 0.6 s validation at 100 ms", n)
+	}
+	if n > 0 && !strings.Contains(got[n-1].Message, "validation 1 of 1 (slow): passed") {
+		t.Errorf("last progress message %q", got[n-1].Message)
 	}
 }
 

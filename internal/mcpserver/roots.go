@@ -113,6 +113,10 @@ type sessionRoots struct {
 	fresh bool
 }
 
+// noRootsList is the first protocol version in which a server may not send
+// roots/list (SEP-2575, SEP-2577).
+const noRootsList = "2026-07-28"
+
 // rootsOf returns the roots a call of session ss is confined to.
 func (s *Server) rootsOf(ctx context.Context, ss *mcp.ServerSession) []root {
 	if ss == nil || !clientHasRoots(ss) {
@@ -123,6 +127,13 @@ func (s *Server) rootsOf(ctx context.Context, ss *mcp.ServerSession) []root {
 	sr.mu.Lock()
 	defer sr.mu.Unlock()
 	if sr.fresh {
+		return sr.roots
+	}
+	if p := ss.InitializeParams(); p != nil && p.ProtocolVersion >= noRootsList {
+		// Roots are deprecated from this version on and the server may
+		// not ask for them: the operator's roots stand.
+		s.logf("protocol %s has no roots/list; serving the --roots", p.ProtocolVersion)
+		sr.roots, sr.fresh = s.roots, true
 		return sr.roots
 	}
 	res, err := ss.ListRoots(ctx, nil)
