@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -240,13 +241,15 @@ func cmdRejectsAll(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Logf("%d rejected spellings checked", n)
 }
 
-// waitfile FILE waits up to ten seconds for FILE to exist.
+// waitfile FILE waits up to ten seconds for FILE to hold a complete line:
+// the shell creates the file before it writes to it, so existence alone
+// races with the write.
 func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: waitfile FILE")
 	}
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
+		if b, err := os.ReadFile(ts.MkAbs(args[0])); err == nil && bytes.IndexByte(b, '\n') >= 0 {
 			return
 		}
 	}

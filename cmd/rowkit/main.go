@@ -18,6 +18,8 @@ var commands = []*cli.Command{
 	cmd.Grep,
 	cmd.Review,
 	cmd.Inspect,
+	cmd.Patch,
+	cmd.Recover,
 	cmd.MCP,
 }
 

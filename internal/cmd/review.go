@@ -65,19 +65,15 @@ options:
   --max-files N            entries listed per scope (default 1000)
   --exit-zero              exit 0 whenever a report was produced
   --debug                  add a stack trace to internal errors
-
-exit codes:
-  0   done; nothing failed
-  1   done; a validation failed
-  2   usage or configuration error (E_USAGE, E_CONFIG, E_VALIDATION_UNKNOWN)
-  3   the repository could not be inspected (E_REPO_NOT_FOUND, E_NOT_A_REPO,
-      E_UNSAFE_REPOSITORY, E_BARE_REPOSITORY, E_BASE_REF_UNKNOWN,
-      E_REPO_EXEC_CONFIG, E_GIT_FAILED)
-  4   a time budget ran out (a validation timed out or was skipped, or
-      E_GIT_TIMEOUT); an interrupt of rowkit stops validations the same way,
-      and stops git with the code cancelled
-  70  internal error (E_INTERNAL)
 `,
+	Exits: []cli.Exit{
+		{Status: review.ExitOK, When: "done; nothing failed (or --exit-zero and a report was written)"},
+		{Status: review.ExitValidationFailed, When: "done; a validation failed (the report is on stdout)"},
+		{Status: review.ExitUsage, When: "usage or configuration error: E_USAGE (also an unknown option), E_CONFIG, E_VALIDATION_UNKNOWN"},
+		{Status: review.ExitInspection, When: "the repository could not be inspected: E_REPO_NOT_FOUND, E_NOT_A_REPO, E_UNSAFE_REPOSITORY, E_BARE_REPOSITORY, E_BASE_REF_UNKNOWN, E_REPO_EXEC_CONFIG, E_GIT_FAILED"},
+		{Status: review.ExitTimeout, When: "a time budget ran out: a validation timed out or was skipped (the report is on stdout), or E_GIT_TIMEOUT; an interrupt stops validations the same way, and stops git with the code cancelled"},
+		{Status: review.ExitInternal, When: "internal error (E_INTERNAL)"},
+	},
 	Run:  runReview,
 	Fail: failReview,
 }

@@ -74,3 +74,25 @@ func TestReviewFailWording(t *testing.T) {
 		t.Errorf("got %q", stderr.String())
 	}
 }
+
+// rowkit help review lists every engine code under the status it carries
+// (outside_workspace only arises with a root, which the CLI never passes).
+func TestReviewExitsDocumentCodes(t *testing.T) {
+	rows := map[int]string{}
+	for _, e := range Review.Exits {
+		rows[e.Status] = e.When
+	}
+	for code, exit := range review.Codes() {
+		if code == errs.Outside {
+			continue
+		}
+		if !strings.Contains(rows[exit], code) {
+			t.Errorf("%s (exit %d) is not documented under %d: %q", code, exit, exit, rows[exit])
+		}
+	}
+	for _, n := range []int{0, 1, 2, 3, 4, 70} {
+		if rows[n] == "" {
+			t.Errorf("exit %d is not documented", n)
+		}
+	}
+}

@@ -163,9 +163,11 @@ func checkRows(t *testing.T, dir string, res *Result) {
 	}
 	v := res.View
 	var out bytes.Buffer
-	if _, err := hread.Read(filepath.Join(dir, res.File.ResolvedPath), hread.Range{Start: v.StartLine, End: v.EndLine}, &out); err != nil && !errs.Is(err, errs.Incomplete) {
+	p := rows.NewPrinter(&out, rows.DefaultBudget)
+	if err := hread.Read(context.Background(), filepath.Join(dir, res.File.ResolvedPath), hread.Range{Start: v.StartLine, End: v.EndLine}, p, hread.Options{}); err != nil && !errs.Is(err, errs.Incomplete) {
 		t.Fatalf("hread: %v", err)
 	}
+	p.Flush()
 	want := strings.SplitAfter(out.String(), "\n")
 	for i, l := range v.Lines {
 		if i >= len(want)-1 {

@@ -54,3 +54,13 @@ func errorf(code, msg, hint string) *errs.Error {
 	}
 	return errs.New(code, msg).WithHint(hint).WithExit(exit)
 }
+
+// Codes returns every engine error code with the exit status it carries,
+// for adapters that document them.
+func Codes() map[string]int {
+	m := make(map[string]int, len(exitOf))
+	for k, v := range exitOf {
+		m[k] = v
+	}
+	return m
+}

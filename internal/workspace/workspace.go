@@ -50,6 +50,9 @@ const maxLinks = 40
 // Root is a canonical workspace root.
 type Root struct {
 	dir string // canonical absolute path, no trailing slash (except "/")
+	w   writer // the long-lived os.Root that writes go through (write.go)
+
+	recovered string // what Open did to settle a pending transaction
 }
 
 // Open returns the workspace rooted at the canonical form of dir.
@@ -65,7 +68,17 @@ func Open(dir string) (*Root, error) {
 	if err != nil || !fi.IsDir() {
 		return nil, errorf(CodeRead, "the workspace %s is not a directory", abs)
 	}
-	return &Root{dir: abs}, nil
+	r := &Root{dir: abs}
+	// A transaction a crash left pending is settled before anything reads
+	// the workspace (write.go).
+	if pendingJournal(abs) {
+		msg, err := r.Recover()
+		if err != nil {
+			return nil, err
+		}
+		r.recovered = msg
+	}
+	return r, nil
 }
 
 // Cwd returns the workspace rooted at the canonical current directory.
@@ -222,28 +235,25 @@ func (r *Root) Stat(req string) (string, fs.FileInfo, error) {
 	return clean, fi, notRegular(clean, regfile.Check(fi))
 }
 
-// OpenFile resolves req and opens it through the root without blocking,
-// checking that it is a regular file. The caller closes the file; read it
-// through regfile.Reader, which never waits on a kernel stream.
+// OpenFile opens req as Open does, refusing a directory: only a regular
+// file is opened. Read it through regfile.Reader, which never waits on a
+// kernel stream.
 func (r *Root) OpenFile(req string) (string, *os.File, fs.FileInfo, error) {
-	clean, target, root, err := r.locate(req)
-	if err != nil {
-		return clean, nil, nil, err
+	clean, f, fi, err := r.Open(req)
+	if err == nil && fi.IsDir() {
+		f.Close()
+		return clean, nil, nil, notRegular(clean, regfile.Check(fi))
 	}
-	defer root.Close()
-	f, fi, err := regfile.Open(root.Stat, root.OpenFile, target)
-	if err != nil {
-		if _, ok := regfile.AsNotRegular(err); !ok {
-			err = r.openError(clean, err)
-		}
-		return clean, nil, nil, notRegular(clean, err)
-	}
-	return clean, f, fi, nil
+	return clean, f, fi, err
 }
 
 // ReadFile resolves req, opens it as OpenFile does and reads all of it.
 func (r *Root) ReadFile(req string) (string, []byte, error) {
 	clean, f, fi, err := r.OpenFile(req)
+	if e, ok := errs.As(err); ok && e.Code == errs.PermissionDenied {
+		// inspect_file's contract reports an unreadable file as read.
+		return clean, nil, errorf(CodeRead, "%s", e.Msg)
+	}
 	if err != nil {
 		return clean, nil, err
 	}

@@ -1,0 +1,284 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/jsonstr"
+	"github.com/rowkit/rowkit/internal/patch"
+	"github.com/rowkit/rowkit/internal/rows"
+	"github.com/rowkit/rowkit/internal/workspace"
+)
+
+// Output bounds of the text report: a rejection or a success that lists
+// more than this many failures or edits says how many it left out.
+const (
+	maxPrintedFailures = 50
+	maxPrintedEdits    = 100
+	maxScriptBytes     = 64 << 20
+)
+
+// Patch is hpatch: an HPATCH/2 script applied to the workspace.
+var Patch = &cli.Command{
+	Name:    "patch",
+	Aliases: []string{"hpatch"},
+	Usage:   "hpatch [-f FILE] [--dry-run] [--json]",
+	Summary: "apply an HPATCH/2 edit script (stdin) to the files of the current directory",
+	Help: `Reads an HPATCH/2 script from stdin (or FILE) and applies it to the workspace,
+the current directory. Targets are verified rows (LINE:HASH) and exact text, as
+hread, hgrep and inspect_file print them:
+
+  in PATH              select an existing file
+  new PATH             create a file (missing parent directories too) and select it
+  mv PATH              move the selected file
+  rm                   delete the selected file
+  type TARGET VALUE    replace every span TARGET selects ("" deletes)
+  add DEST VALUE       insert before DEST (ROW, a text target or EOF)
+  type VALUE           initial content, directly after new
+  type EOF VALUE       set the final terminator: "" drops it, "\n" adds one
+
+TARGET is ROW (LINE:HASH, the whole line with its terminator), ROW..ROW, or
+[ROW] "TEXT" [N] (the first N exact matches, from ROW or from the start).
+VALUE is a JSON string or <<PATCH followed by literal lines and a line PATCH.
+A row replacement without a final terminator keeps the target's (LF, CRLF,
+CR, or none for an unterminated last line). Paths with spaces may be written
+bare or as JSON strings.
+
+Every target resolves against the files as they were when the script started.
+A stale row is relocated only when two independent rows agree on the shift
+(both ends of a range, or another target of the script); otherwise the script
+is rejected with current rows around the place. Every changed Go, Python,
+JavaScript/TypeScript or JSON file must still parse (unless it did not before). All files are written at once
+through a journal: after a crash, the next rowkit run in the workspace (or
+rowkit recover) completes or rolls back the whole transaction.
+
+On success stdout lists the net file actions and, for each edit, the verified
+rows at its edges ("PATH":LINE:HASH TEXT), ready for the next script. A
+rejection prints, on stderr, one line per failure
+  OP: command N, path "PATH", reason REASON: MESSAGE
+followed by repair rows LINE:HASH TEXT (or "LINE| TEXT" for lines of rejected
+new content). REASON is one of script-syntax row-missing row-stale
+occurrence-missing invalid-count target-order edit-conflict active-file
+initialization file-path language-syntax.
+
+options:
+  -f FILE     read the script from FILE instead of stdin
+  --dry-run   print the unified diff and change nothing
+  --json      print the result as JSON on stdout (also when rejected)
+
+exit codes:
+  0  applied, or nothing to do (every edit a no-op), or a dry run
+  1  rejected: nothing was written
+  2  usage
+  3  the commit failed and was rolled back: nothing was written
+`,
+	Run:  runPatch,
+	Fail: failPatch,
+}
+
+// patchFailure carries a result to the Fail hook along with the error.
+type patchFailure struct {
+	err  error
+	res  *patch.Result
+	json bool
+}
+
+func (p *patchFailure) Error() string { return p.err.Error() }
+func (p *patchFailure) Unwrap() error { return p.err }
+
+func runPatch(ctx context.Context, env *cli.Env, args []string) error {
+	var file string
+	var dry, asJSON, haveFile bool
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--dry-run":
+			dry = true
+		case a == "--json":
+			asJSON = true
+		case a == "-f" || a == "--file":
+			if i+1 >= len(args) || haveFile {
+				return errs.Usagef("-f takes one FILE; usage: hpatch [-f FILE] [--dry-run] [--json]")
+			}
+			i++
+			file, haveFile = args[i], true
+		default:
+			return errs.Usagef("unexpected argument %q; the script comes on stdin or with -f FILE; usage: hpatch [-f FILE] [--dry-run] [--json]", a)
+		}
+	}
+	var src []byte
+	var err error
+	if haveFile {
+		src, err = os.ReadFile(file)
+		if err != nil {
+			return errs.Usagef("cannot read the script %s: %v", file, err)
+		}
+	} else {
+		src, err = io.ReadAll(io.LimitReader(env.Stdin, maxScriptBytes+1))
+		if err != nil {
+			return errs.Errorf(errs.Read, "reading the script from stdin: %v", err)
+		}
+	}
+	if len(src) > maxScriptBytes {
+		return errs.Errorf(errs.TooLarge, "the script is larger than %d bytes", maxScriptBytes)
+	}
+	root, err := workspace.Cwd()
+	if err != nil {
+		return err
+	}
+	if msg := root.Recovered(); msg != "" {
+		fmt.Fprintf(env.Stderr, "hpatch: %s\n", msg)
+	}
+	res, err := patch.Apply(ctx, root, string(src), patch.Options{DryRun: dry})
+	if err != nil {
+		if res != nil {
+			return &patchFailure{err: err, res: res, json: asJSON}
+		}
+		return err
+	}
+	if asJSON {
+		return writeJSON(env.Stdout, res)
+	}
+	_, err = io.WriteString(env.Stdout, formatResult(res))
+	return err
+}
+
+func failPatch(env *cli.Env, err error) int {
+	pf, ok := err.(*patchFailure)
+	if !ok {
+		fmt.Fprintf(env.Stderr, "hpatch: %s\n", cli.Diagnostic(err))
+		return errs.ExitCode(err)
+	}
+	if pf.json {
+		writeJSON(env.Stdout, pf.res)
+	}
+	if len(pf.res.Failures) > 0 {
+		if !pf.json {
+			io.WriteString(env.Stderr, formatFailures(pf.res.Failures))
+		}
+	} else {
+		fmt.Fprintf(env.Stderr, "hpatch: %s\n", cli.Diagnostic(pf.err))
+	}
+	return errs.ExitCode(pf.err)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// formatFailures prints each failure's line and its repair rows.
+func formatFailures(fs []patch.Failure) string {
+	var b []byte
+	for i, f := range fs {
+		if i == maxPrintedFailures {
+			b = fmt.Appendf(b, "hpatch: %d more failures left out\n", len(fs)-i)
+			break
+		}
+		b = append(b, f.Line()...)
+		b = append(b, '\n')
+		for _, r := range f.Rows {
+			b = rows.AppendRow(b, r.Line, []byte(r.Text))
+		}
+		for _, r := range f.Proposed {
+			b = strconv.AppendInt(b, int64(r.Line), 10)
+			b = append(b, "| "...)
+			b = append(b, r.Text...)
+			b = append(b, '\n')
+		}
+	}
+	return string(b)
+}
+
+// formatResult prints a success: the diff of a dry run, or the file actions
+// and the rows at each edit's edges.
+func formatResult(res *patch.Result) string {
+	if res.Status == patch.StatusDryRun {
+		return res.Diff
+	}
+	if res.Status == patch.StatusUnchanged {
+		return "unchanged: every edit leaves its file as it was\n"
+	}
+	var b []byte
+	counts := map[string]int{}
+	for _, f := range res.Files {
+		counts[f.Action]++
+	}
+	var parts []string
+	for _, a := range []string{"modified", "created", "moved", "deleted"} {
+		if counts[a] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[a], a))
+		}
+	}
+	b = append(b, "applied: "+strings.Join(parts, ", ")+"\n"...)
+	for _, f := range res.Files {
+		b = append(b, f.Action...)
+		b = append(b, ' ')
+		if f.From != "" {
+			b = jsonstr.Append(b, f.From)
+			b = append(b, " -> "...)
+		}
+		b = jsonstr.Append(b, f.Path)
+		b = append(b, '\n')
+	}
+	for i, e := range res.Edits {
+		if i == maxPrintedEdits {
+			b = fmt.Appendf(b, "(%d more edits left out)\n", len(res.Edits)-i)
+			break
+		}
+		b = fmt.Appendf(b, "command %d %s:\n", e.Command, e.Op)
+		for _, r := range e.Rows {
+			b = rows.AppendPrinted(b, rows.Row{Path: e.Path, Line: r.Line, Text: []byte(r.Text)})
+		}
+	}
+	return string(b)
+}
+
+// Recover is rowkit recover: settle a transaction a crash left pending.
+var Recover = &cli.Command{
+	Name:    "recover",
+	Usage:   "rowkit recover [DIR]",
+	Summary: "complete or roll back an edit transaction a crash left in the workspace",
+	Help: `hpatch writes all the files of a script through a journal (.rowkit/journal).
+If the process died mid-way, the next rowkit command in the workspace settles
+it; rowkit recover does only that, for the workspace DIR (default: the
+current directory), and says what it did.
+
+exit codes:
+  0  recovered, or nothing was pending
+  1  the pending transaction could not be settled (code journal)
+  2  usage
+`,
+	Run: func(_ context.Context, env *cli.Env, args []string) error {
+		if len(args) > 1 || len(args) == 1 && strings.HasPrefix(args[0], "-") {
+			return errs.Usagef("usage: rowkit recover [DIR]")
+		}
+		dir := "."
+		if len(args) == 1 {
+			dir = args[0]
+		}
+		root, err := workspace.Open(dir)
+		if err != nil {
+			return err
+		}
+		msg := root.Recovered()
+		if msg == "" {
+			msg = "nothing to recover"
+		}
+		_, err = fmt.Fprintln(env.Stdout, msg)
+		return err
+	},
+}

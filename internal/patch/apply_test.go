@@ -1,0 +1,249 @@
+package patch
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/rows"
+)
+
+func readFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestApplyDesignExample(t *testing.T) {
+	root := workspaceWith(t, map[string]string{"notes.txt": "alpha\nbeta\ngamma\nbeta\n"})
+	os.Chmod(filepath.Join(root.Dir(), "notes.txt"), 0o640)
+	res, err := Apply(context.Background(), root, "in notes.txt\ntype \"beta\" 2 \"BETA\"\nadd 1:8ed3 \"first\\n\"\nadd EOF <<PATCH\ndelta\nPATCH\n", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, root.Dir(), "notes.txt"); got != "first\nalpha\nBETA\ngamma\nBETA\ndelta\n" {
+		t.Fatalf("got %q", got)
+	}
+	if fi, _ := os.Stat(filepath.Join(root.Dir(), "notes.txt")); fi.Mode().Perm() != 0o640 {
+		t.Fatalf("mode %v", fi.Mode())
+	}
+	if res.Status != StatusApplied || len(res.Files) != 1 || res.Files[0] != (FileAction{"modified", "notes.txt", ""}) {
+		t.Fatalf("%+v", res)
+	}
+	// Each edit's edges are verified rows of the new file.
+	var got []string
+	for _, e := range res.Edits {
+		var ls []string
+		for _, r := range e.Rows {
+			ls = append(ls, fmt.Sprint(r.Line))
+			if r.Hash != rows.Hash([]byte(r.Text)) {
+				t.Fatalf("bad row %+v", r)
+			}
+		}
+		got = append(got, fmt.Sprintf("%d:%s", e.Command, strings.Join(ls, ",")))
+	}
+	if g := strings.Join(got, " "); g != "2:2,3,4 2:4,5,6 3:1,2 4:5,6" {
+		t.Fatalf("edges %s", g)
+	}
+	// Nothing to do: every edit a no-op.
+	res, err = Apply(context.Background(), root, "in notes.txt\ntype 1:"+rows.Hash([]byte("first"))+" \"first\"\n", Options{})
+	if err != nil || res.Status != StatusUnchanged {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+func TestApplyRejects(t *testing.T) {
+	root := workspaceWith(t, map[string]string{"a.txt": "alpha\n"})
+	res, err := Apply(context.Background(), root, "in a.txt\ntype 3:8ed3 \"x\"\nfrob\n", Options{})
+	if errs.Code(err) != CodeRejected || errs.ExitCode(err) != ExitRejected || res.Status != StatusRejected {
+		t.Fatalf("%+v %v", res, err)
+	}
+	// A syntax error stops the script before resolution: only it reports.
+	if len(res.Failures) != 1 || res.Failures[0].Command != 3 {
+		t.Fatalf("%+v", res.Failures)
+	}
+	if readFile(t, root.Dir(), "a.txt") != "alpha\n" {
+		t.Fatal("written")
+	}
+}
+
+func TestApplyLanguageSyntax(t *testing.T) {
+	good := "package p\n\nfunc f() int {\n\treturn 1\n}\n"
+	root := workspaceWith(t, map[string]string{"p.go": good, "broken.go": "package p\nfunc {\n", "d.json": "{\"a\": 1}\n"})
+	res, err := Apply(context.Background(), root, "in p.go\ntype 4:"+rows.Hash([]byte("\treturn 1"))+" \"\\treturn (1\"\n", Options{})
+	if err == nil || len(res.Failures) != 1 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	f := res.Failures[0]
+	if f.Reason != ReasonLanguageSyntax || f.Command != 2 || f.Path != "p.go" || len(f.Proposed) == 0 || !strings.Contains(f.Message, "line 4") {
+		t.Fatalf("%+v", f)
+	}
+	if readFile(t, root.Dir(), "p.go") != good {
+		t.Fatal("written")
+	}
+	// JSON, strictly.
+	res, err = Apply(context.Background(), root, "in d.json\ntype \"1\" \"1,\"\n", Options{})
+	if err == nil || res.Failures[0].Reason != ReasonLanguageSyntax {
+		t.Fatalf("%+v", res)
+	}
+	// Python through tree-sitter.
+	root2 := workspaceWith(t, map[string]string{"m.py": "def f():\n    return 1\n"})
+	res, err = Apply(context.Background(), root2, "in m.py\ntype \"return 1\" \"return (1\"\n", Options{})
+	if err == nil || res.Failures[0].Reason != ReasonLanguageSyntax || res.Failures[0].Command != 2 {
+		t.Fatalf("python: %+v", res)
+	}
+	// A file already broken is not held to it.
+	if _, err := Apply(context.Background(), root, "in broken.go\nadd EOF \"// more\\n\"\n", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	// The checker is a parameter: a custom one is used.
+	_, err = Apply(context.Background(), root, "in a.txt\n", Options{Check: func(string, []byte) (int, string, bool) { return 1, "no", true }})
+	if errs.Code(err) != CodeRejected {
+		// a.txt does not exist here: file-path, not the checker.
+		t.Log(err)
+	}
+}
+
+// A concurrent writer changes the file between the baseline and the commit:
+// the script is rejected row-stale with the fresh rows, and the other
+// writer's content stays.
+func TestApplyConcurrentWriter(t *testing.T) {
+	root := workspaceWith(t, map[string]string{"a.txt": "alpha\nbeta\ngamma\n"})
+	p := filepath.Join(root.Dir(), "a.txt")
+	sneak := func(string, []byte) (int, string, bool) {
+		os.WriteFile(p, []byte("alpha\nBETA!\ngamma\n"), 0o644)
+		return 0, "", false
+	}
+	res, err := Apply(context.Background(), root, "in a.txt\ntype 2:f44e \"b\"\n", Options{Check: sneak})
+	if errs.Code(err) != CodeRejected || res.Failures[0].Reason != ReasonRowStale {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if got := readFile(t, root.Dir(), "a.txt"); got != "alpha\nBETA!\ngamma\n" {
+		t.Fatalf("overwritten: %q", got)
+	}
+	rs := res.Failures[0].Rows
+	if len(rs) != 3 || rs[1].Text != "BETA!" {
+		t.Fatalf("fresh rows %+v", rs)
+	}
+}
+
+func TestApplyFilesAndDiff(t *testing.T) {
+	root := workspaceWith(t, map[string]string{"a.txt": "one\ntwo\n", "b.txt": "bee\n", "c.txt": "sea\n"})
+	script := "in a.txt\ntype 2:" + rows.Hash([]byte("two")) + " \"TWO\"\nin b.txt\nmv sub/b2.txt\ntype \"bee\" \"BEE\"\nin c.txt\nrm\nnew n.txt\ntype \"new\\n\"\n"
+	res, err := Apply(context.Background(), root, script, Options{DryRun: true})
+	if err != nil || res.Status != StatusDryRun {
+		t.Fatal(err)
+	}
+	wantDiff := "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n" +
+		"diff --git a/b.txt b/sub/b2.txt\nrename from b.txt\nrename to sub/b2.txt\n--- a/b.txt\n+++ b/sub/b2.txt\n@@ -1 +1 @@\n-bee\n+BEE\n" +
+		"diff --git a/c.txt b/c.txt\ndeleted file mode 100644\n--- a/c.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-sea\n" +
+		"diff --git a/n.txt b/n.txt\nnew file mode 100644\n--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+new\n"
+	if res.Diff != wantDiff {
+		t.Fatalf("diff:\n%s\nwant:\n%s", res.Diff, wantDiff)
+	}
+	if readFile(t, root.Dir(), "a.txt") != "one\ntwo\n" {
+		t.Fatal("dry run wrote")
+	}
+	res, err = Apply(context.Background(), root, script, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts := fmt.Sprint(res.Files)
+	if acts != "[{modified a.txt } {moved sub/b2.txt b.txt} {deleted c.txt } {created n.txt }]" {
+		t.Fatalf("%s", acts)
+	}
+	if readFile(t, root.Dir(), "sub/b2.txt") != "BEE\n" || readFile(t, root.Dir(), "n.txt") != "new\n" {
+		t.Fatal("content")
+	}
+	for _, gone := range []string{"b.txt", "c.txt"} {
+		if _, err := os.Stat(filepath.Join(root.Dir(), gone)); err == nil {
+			t.Fatalf("%s still there", gone)
+		}
+	}
+}
+
+// The dry-run diff, applied by git to the old files, gives exactly the new
+// files: random files (LF, CRLF, no final newline) and random scripts.
+func TestDiffAppliesWithGit(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal("git is required (scripts/test installs it)")
+	}
+	rng := rand.New(rand.NewPCG(8, 8))
+	for round := range 60 {
+		words := []string{"alpha", "beta", "gamma", "delta", "x", "", "  y z"}
+		term := []string{"\n", "\r\n"}[rng.IntN(2)]
+		n := 1 + rng.IntN(30)
+		var lines []string
+		for i := range n {
+			lines = append(lines, fmt.Sprintf("%s %d", words[rng.IntN(len(words))], i))
+		}
+		src := strings.Join(lines, term)
+		if rng.IntN(3) > 0 {
+			src += term
+		}
+		root := workspaceWith(t, map[string]string{"f.txt": src})
+		x, _ := rows.NewIndex([]byte(src))
+		var script strings.Builder
+		script.WriteString("in f.txt\n")
+		used := map[int]bool{}
+		for range 1 + rng.IntN(4) {
+			l := 1 + rng.IntN(x.Count())
+			if used[l] || used[l-1] || used[l+1] {
+				continue
+			}
+			used[l] = true
+			r := x.Ref(l)
+			switch rng.IntN(4) {
+			case 0:
+				fmt.Fprintf(&script, "type %s \"\"\n", r)
+			case 1:
+				fmt.Fprintf(&script, "type %s \"changed %d\"\n", r, l)
+			case 2:
+				fmt.Fprintf(&script, "add %s \"added %d\"\n", r, l)
+			default:
+				fmt.Fprintf(&script, "type %s \"two\\nlines %d\"\n", r, l)
+			}
+		}
+		if rng.IntN(4) == 0 {
+			script.WriteString("add EOF \"tail\"\n")
+		}
+		if rng.IntN(4) == 0 {
+			script.WriteString("type EOF \"\"\n")
+		}
+		res, err := Apply(context.Background(), root, script.String(), Options{DryRun: true})
+		if err != nil {
+			t.Fatalf("round %d: %v %+v\n%s", round, err, res, script.String())
+		}
+		if res.Diff == "" {
+			continue
+		}
+		dir := root.Dir()
+		if out, err := exec.Command(git, "-C", dir, "init", "-q").CombinedOutput(); err != nil {
+			t.Fatalf("%v %s", err, out)
+		}
+		os.WriteFile(filepath.Join(dir, "d.patch"), []byte(res.Diff), 0o644)
+		cmd := exec.Command(git, "-C", dir, "apply", "--whitespace=nowarn", "d.patch")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("round %d: git apply: %v %s\n%s\n%q", round, err, out, res.Diff, src)
+		}
+		got := readFile(t, dir, "f.txt")
+		// The same script, applied for real elsewhere.
+		root2 := workspaceWith(t, map[string]string{"f.txt": src})
+		if _, err := Apply(context.Background(), root2, script.String(), Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if want := readFile(t, root2.Dir(), "f.txt"); got != want {
+			t.Fatalf("round %d: git apply gives %q, hpatch %q\n%s", round, got, want, res.Diff)
+		}
+	}
+}

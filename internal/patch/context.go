@@ -1,0 +1,133 @@
+package patch
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/rowkit/rowkit/internal/rows"
+)
+
+// Repair context: the rows a rejection shows so that the caller can write
+// the next script without reading the file again.
+const (
+	contextRadius  = 2 // rows either side of the requested line
+	maxCandidates  = 3 // other lines carrying a stale row's hash
+	maxContextRows = 24
+)
+
+// context returns the baseline rows from a-r to b+r, clipped to the file.
+func (f *fileState) context(a, b, r int) []rows.Record {
+	return f.records(lineRange(a-r, b+r, f.idx.Count()))
+}
+
+func lineRange(a, b, n int) []int {
+	a, b = max(a, 1), min(b, n)
+	var out []int
+	for l := a; l <= b; l++ {
+		out = append(out, l)
+	}
+	return out
+}
+
+// records returns the baseline rows of the given lines, sorted, without
+// duplicates, at most maxContextRows of them.
+func (f *fileState) records(lines []int) []rows.Record {
+	sort.Ints(lines)
+	var out []rows.Record
+	last := 0
+	for _, l := range lines {
+		if l == last || l < 1 || l > f.idx.Count() {
+			continue
+		}
+		last = l
+		t := f.idx.Text(l)
+		out = append(out, rows.Record{Line: l, Hash: rows.Hash(t), Text: string(t)})
+		if len(out) == maxContextRows {
+			break
+		}
+	}
+	return out
+}
+
+// staleReport explains why a target's rows did not resolve.
+func (f *fileState) staleReport(p *pending, refs []refUse) (reason, msg string, rs []rows.Record) {
+	hashes := f.lineHashes()
+	n := len(hashes)
+	var parts []string
+	var lines []int
+	reason = ReasonRowStale
+	for _, r := range refs {
+		ref := fmt.Sprintf("%d:%04x", r.line, r.hash)
+		var where []int
+		for i, h := range hashes {
+			if h == r.hash {
+				where = append(where, i+1)
+			}
+		}
+		valid := r.line <= n && hashes[r.line-1] == r.hash
+		switch {
+		case valid:
+			parts = append(parts, fmt.Sprintf("%s is current", ref))
+			lines = append(lines, lineRange(r.line-1, r.line+1, n)...)
+			continue
+		case r.line > n:
+			reason = ReasonRowMissing
+			parts = append(parts, fmt.Sprintf("%s is past the end: the file has %d lines", ref, n))
+			lines = append(lines, lineRange(n-contextRadius, n, n)...)
+		default:
+			parts = append(parts, fmt.Sprintf("%s is stale: line %d is now %s", ref, r.line, rows.RefOf(r.line, f.idx.Text(r.line))))
+			lines = append(lines, lineRange(r.line-contextRadius, r.line+contextRadius, n)...)
+		}
+		switch {
+		case len(where) == 0:
+			parts = append(parts, "no line has hash "+ref[strings.IndexByte(ref, ':')+1:])
+		case len(where) == 1:
+			parts = append(parts, fmt.Sprintf("its hash is on line %d only, a shift of %+d that nothing else in this script confirms", where[0], where[0]-r.line))
+		default:
+			parts = append(parts, fmt.Sprintf("its hash is on %d lines (%s), which is ambiguous", len(where), joinLines(where, 5)))
+		}
+		for i, w := range where {
+			if i == maxCandidates {
+				break
+			}
+			lines = append(lines, w)
+		}
+	}
+	return reason, strings.Join(parts, "; "), f.records(lines)
+}
+
+func joinLines(ls []int, max int) string {
+	var b []string
+	for i, l := range ls {
+		if i == max {
+			b = append(b, "...")
+			break
+		}
+		b = append(b, strconv.Itoa(l))
+	}
+	return strings.Join(b, ", ")
+}
+
+func (f *fileState) occurrenceMessage(c *Command, found, d int) string {
+	where := "in the file"
+	if c.Target.Anchored {
+		where = fmt.Sprintf("from line %d on", c.Target.Anchor.Line+d)
+	}
+	return fmt.Sprintf("%s occurs %d times %s, %d wanted", strconv.Quote(c.Target.Needle), found, where, c.Target.Count)
+}
+
+// occurrenceRows shows where the matches that were found are, and the rows
+// at the anchor.
+func (f *fileState) occurrenceRows(c *Command, found []int, d int) []rows.Record {
+	var lines []int
+	if c.Target.Anchored {
+		a := c.Target.Anchor.Line + d
+		lines = append(lines, lineRange(a, a+contextRadius, f.idx.Count())...)
+	}
+	for _, at := range found {
+		lines = append(lines, f.idx.LineAt(at))
+	}
+	return f.records(lines)
+}

@@ -1,0 +1,444 @@
+package patch
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/rows"
+	"github.com/rowkit/rowkit/internal/workspace"
+)
+
+// newFileMode is the mode of a file the script creates.
+const newFileMode fs.FileMode = 0o644
+
+// files is what the planner needs of a workspace.
+type files interface {
+	Load(req string) (*workspace.File, error)
+	Free(req string) (clean, target string, err error)
+	Resolve(req string) (clean, target string, err error)
+}
+
+// fileState is one file the script touches: its baseline (the bytes when
+// the script started) and what the script does to it.
+type fileState struct {
+	origin string // clean path at the start; "" for a file the script creates
+	target string // canonical target of origin
+	path   string // clean path now (after moves)
+	dest   string // canonical target now
+	base   []byte
+	idx    *rows.Index
+	hashes []uint16
+	mode   fs.FileMode
+
+	created bool // by new
+	deleted bool // by rm
+	broken  bool // selecting it failed; its commands are not judged further
+	selCmd  int  // the command that selected or created it
+
+	pending []*pending
+	edits   []*edit
+	eof     *edit // type EOF: the final terminator, applied last
+
+	out  []byte // the new content
+	diff bool   // out differs from base
+}
+
+// pending is a type or add command waiting for its targets to resolve.
+type pending struct {
+	cmd  *Command
+	path string // the file's path as the script named it at that command
+}
+
+// edit is one resolved change: replace base[start:end] with value (an
+// insertion when insert is set and start == end).
+type edit struct {
+	cmd        *Command
+	path       string
+	start, end int
+	value      string
+	insert     bool
+	seq        int
+	outStart   int // where value landed in the new content
+	outEnd     int
+	startLine  int // baseline lines the edit touches, for messages
+	endLine    int
+	replacedTo int // for rows targets: the last baseline line replaced
+}
+
+// plan is a resolved script: every file's new content, or the failures.
+type plan struct {
+	files []*fileState
+	fails []Failure
+}
+
+// build resolves a parsed script against the workspace.
+func build(ws files, s *Script) *plan {
+	pl := &plan{}
+	byPath := map[string]*fileState{}   // live files by current clean path
+	byTarget := map[string]*fileState{} // every file by canonical target at the start
+	var cur *fileState
+	fail := func(c *Command, path, reason, msg string, rs []rows.Record) {
+		pl.fails = append(pl.fails, Failure{Command: c.N, Op: c.Op(), Path: path, Reason: reason, Message: msg, Rows: rs})
+	}
+	// taken reports which live file of the script holds canonical target t.
+	taken := func(t string) *fileState {
+		for _, f := range pl.files {
+			if !f.deleted && !f.broken && f.dest == t {
+				return f
+			}
+		}
+		return nil
+	}
+	// free finds where a new or moved file may go: the path must be free
+	// on disk, or freed earlier in this script.
+	free := func(c *Command) (string, string, bool) {
+		clean, target, err := ws.Free(c.Path)
+		if err == nil {
+			if f := taken(target); f != nil {
+				fail(c, c.Path, ReasonFilePath, fmt.Sprintf("%s is taken: command %d put a file there", clean, f.selCmd), nil)
+				return "", "", false
+			}
+			return clean, target, true
+		}
+		if errs.Code(err) == workspace.CodeExists {
+			if _, t, rerr := ws.Resolve(c.Path); rerr == nil {
+				if f := byTarget[t]; f != nil && taken(t) == nil && (f.deleted || f.dest != t) {
+					return clean, t, true // the file there was removed or moved away by this script
+				}
+			}
+		}
+		fail(c, c.Path, ReasonFilePath, pathMessage(err), nil)
+		return "", "", false
+	}
+	for i := range s.Commands {
+		c := &s.Commands[i]
+		switch c.Kind {
+		case kindIn:
+			cur = nil
+			if clean, err := workspace.Clean(c.Path); err == nil {
+				if f := byPath[clean]; f != nil {
+					cur = f
+					continue
+				}
+			}
+			wf, err := ws.Load(c.Path)
+			if err != nil {
+				fail(c, c.Path, ReasonFilePath, pathMessage(err), nil)
+				cur = &fileState{broken: true, path: c.Path}
+				continue
+			}
+			if f := byTarget[wf.Target]; f != nil {
+				if f.deleted || f.dest != wf.Target {
+					fail(c, c.Path, ReasonFilePath, fmt.Sprintf("%s was moved or deleted earlier in this script; select it by its new path", wf.Path), nil)
+					cur = &fileState{broken: true, path: c.Path}
+					continue
+				}
+				cur = f // the same file under another name (a symlink)
+				continue
+			}
+			idx, err := rows.NewIndex(wf.Data)
+			if err != nil {
+				fail(c, c.Path, ReasonFilePath, fmt.Sprintf("%s is not UTF-8 text: %v", wf.Path, err), nil)
+				cur = &fileState{broken: true, path: c.Path}
+				continue
+			}
+			cur = &fileState{origin: wf.Path, target: wf.Target, path: wf.Path, dest: wf.Target, base: wf.Data, idx: idx, mode: wf.Mode, selCmd: c.N}
+			pl.files = append(pl.files, cur)
+			byPath[wf.Path] = cur
+			byTarget[wf.Target] = cur
+		case kindNew:
+			cur = nil
+			clean, target, ok := free(c)
+			if !ok {
+				cur = &fileState{broken: true, path: c.Path}
+				continue
+			}
+			idx, _ := rows.NewIndex(nil)
+			cur = &fileState{path: clean, dest: target, idx: idx, mode: newFileMode, created: true, selCmd: c.N}
+			pl.files = append(pl.files, cur)
+			byPath[clean] = cur
+		case kindMv:
+			if cur == nil || cur.broken {
+				continue
+			}
+			clean, target, ok := free(c)
+			if !ok {
+				continue
+			}
+			delete(byPath, cur.path)
+			cur.path, cur.dest = clean, target
+			byPath[clean] = cur
+		case kindRm:
+			if cur == nil || cur.broken {
+				cur = nil
+				continue
+			}
+			cur.deleted = true
+			delete(byPath, cur.path)
+			cur = nil
+		case kindType, kindAdd, kindInit:
+			if cur == nil || cur.broken {
+				continue
+			}
+			cur.pending = append(cur.pending, &pending{cmd: c, path: cur.path})
+		}
+	}
+	for _, f := range pl.files {
+		pl.fails = append(pl.fails, f.resolve()...)
+	}
+	sort.SliceStable(pl.fails, func(i, j int) bool { return pl.fails[i].Command < pl.fails[j].Command })
+	if len(pl.fails) == 0 {
+		for _, f := range pl.files {
+			f.render()
+		}
+	}
+	return pl
+}
+
+// pathMessage is the one-line explanation of a workspace error.
+func pathMessage(err error) string {
+	if e, ok := errs.As(err); ok {
+		return e.Msg + " (" + e.Code + ")"
+	}
+	return err.Error()
+}
+
+func (f *fileState) lineHashes() []uint16 {
+	if f.hashes == nil {
+		f.hashes = make([]uint16, f.idx.Count())
+		for i := range f.hashes {
+			f.hashes[i] = parseHash(rows.Hash(f.idx.Text(i + 1)))
+		}
+	}
+	return f.hashes
+}
+
+// refsOf returns the row references a command's target depends on.
+func refsOf(t *Target) []refUse {
+	switch {
+	case t.Kind == TargetRows && t.Span.Start == t.Span.End:
+		return []refUse{{t.Span.Start.Line, parseHash(t.Span.Start.Hash)}}
+	case t.Kind == TargetRows:
+		return []refUse{{t.Span.Start.Line, parseHash(t.Span.Start.Hash)}, {t.Span.End.Line, parseHash(t.Span.End.Hash)}}
+	case t.Kind == TargetText && t.Anchored:
+		return []refUse{{t.Anchor.Line, parseHash(t.Anchor.Hash)}}
+	}
+	return nil
+}
+
+// resolve turns the file's pending commands into edits against its
+// baseline, and checks that the edits do not conflict.
+func (f *fileState) resolve() []Failure {
+	var fails []Failure
+	fail := func(p *pending, reason, msg string, rs []rows.Record) {
+		fails = append(fails, Failure{Command: p.cmd.N, Op: p.cmd.Op(), Path: p.path, Reason: reason, Message: msg, Rows: rs})
+	}
+	var withRefs []*pending
+	var refs [][]refUse
+	for _, p := range f.pending {
+		if r := refsOf(&p.cmd.Target); r != nil {
+			withRefs = append(withRefs, p)
+			refs = append(refs, r)
+		}
+	}
+	shift := map[*pending]int{}
+	if len(refs) > 0 {
+		for i, r := range relocate(f.lineHashes(), refs) {
+			p := withRefs[i]
+			if r.ok {
+				shift[p] = r.shift
+				continue
+			}
+			reason, msg, rs := f.staleReport(p, refs[i])
+			fail(p, reason, msg, rs)
+		}
+	}
+	for seq, p := range f.pending {
+		c := p.cmd
+		d, ok := shift[p]
+		if refsOf(&c.Target) != nil && !ok {
+			continue
+		}
+		x := f.idx
+		switch {
+		case c.Kind == kindInit:
+			f.edits = append(f.edits, &edit{cmd: c, path: p.path, value: c.Value, insert: true, seq: seq})
+		case c.Target.Kind == TargetEOF && c.Kind == kindAdd:
+			n := len(f.base)
+			f.edits = append(f.edits, &edit{cmd: c, path: p.path, start: n, end: n, value: c.Value, insert: true, seq: seq, startLine: x.Count() + 1})
+		case c.Target.Kind == TargetEOF:
+			if f.eof != nil {
+				fail(p, ReasonConflict, fmt.Sprintf("command %d already sets the final terminator", f.eof.cmd.N), nil)
+				continue
+			}
+			f.eof = &edit{cmd: c, path: p.path, value: c.Value, seq: seq}
+		case c.Target.Kind == TargetRows:
+			a, b := c.Target.Span.Start.Line+d, c.Target.Span.End.Line+d
+			if c.Kind == kindAdd {
+				f.edits = append(f.edits, &edit{cmd: c, path: p.path, start: x.Start(a), end: x.Start(a), value: addValue(c.Value, x, a), insert: true, seq: seq, startLine: a, endLine: a})
+				continue
+			}
+			f.edits = append(f.edits, &edit{cmd: c, path: p.path, start: x.Start(a), end: x.End(b), value: typeValue(c.Value, x.Term(b)), seq: seq, startLine: a, endLine: b})
+		case c.Target.Kind == TargetText:
+			from := 0
+			if c.Target.Anchored {
+				from = x.Start(c.Target.Anchor.Line + d)
+			}
+			found := findAll(f.base, c.Target.Needle, from, c.Target.Count)
+			if len(found) < c.Target.Count {
+				fail(p, ReasonOccurrence, f.occurrenceMessage(c, len(found), d), f.occurrenceRows(c, found, d))
+				continue
+			}
+			for _, at := range found {
+				e := &edit{cmd: c, path: p.path, start: at, end: at + len(c.Target.Needle), value: c.Value, seq: seq, startLine: x.LineAt(at), endLine: x.LineAt(at + len(c.Target.Needle) - 1)}
+				if c.Kind == kindAdd {
+					e.end, e.insert, e.endLine = at, true, e.startLine
+				}
+				f.edits = append(f.edits, e)
+			}
+		}
+	}
+	if len(fails) == 0 {
+		fails = append(fails, f.conflicts()...)
+	}
+	return fails
+}
+
+// typeValue applies the terminator rule of a row replacement: a value that
+// does not end in a terminator takes the target's last terminator, so an
+// unterminated last line stays unterminated and a CRLF line stays CRLF.
+func typeValue(v string, last rows.Term) string {
+	if v == "" || endsWithTerm(v) {
+		return v
+	}
+	return v + last.String()
+}
+
+// addValue applies the terminator rule of an insertion before row a: the
+// inserted text becomes whole lines, ending in the value's own terminator
+// or else in the style of the row it precedes (of the line before it when
+// that row is an unterminated last line; LF when there is none).
+func addValue(v string, x *rows.Index, a int) string {
+	if v == "" || endsWithTerm(v) {
+		return v
+	}
+	t := x.Term(a)
+	if t == rows.TermNone && a > 1 {
+		t = x.Term(a - 1)
+	}
+	if t == rows.TermNone {
+		t = rows.TermLF
+	}
+	return v + t.String()
+}
+
+func endsWithTerm(v string) bool {
+	return strings.HasSuffix(v, "\n") || strings.HasSuffix(v, "\r")
+}
+
+// findAll returns the offsets of the first n non-overlapping matches of
+// needle in src at or after from.
+func findAll(src []byte, needle string, from, n int) []int {
+	var out []int
+	nb := []byte(needle)
+	for len(out) < n {
+		i := bytes.Index(src[from:], nb)
+		if i < 0 {
+			break
+		}
+		out = append(out, from+i)
+		from += i + len(nb)
+	}
+	return out
+}
+
+// conflicts finds overlapping replacements and insertions strictly inside
+// a replacement.
+func (f *fileState) conflicts() []Failure {
+	var fails []Failure
+	reps := make([]*edit, 0, len(f.edits))
+	for _, e := range f.edits {
+		if !e.insert {
+			reps = append(reps, e)
+		}
+	}
+	sort.SliceStable(reps, func(i, j int) bool { return reps[i].start < reps[j].start })
+	report := func(later, earlier *edit, what string) {
+		if later.cmd.N < earlier.cmd.N || later.cmd.N == earlier.cmd.N && later.start < earlier.start {
+			later, earlier = earlier, later
+		}
+		msg := fmt.Sprintf("%s %s", what, f.describe(earlier))
+		if later.cmd == earlier.cmd {
+			msg = fmt.Sprintf("two of its own matches overlap (%s)", f.describe(earlier))
+		}
+		fails = append(fails, Failure{Command: later.cmd.N, Op: later.cmd.Op(), Path: later.path, Reason: ReasonConflict,
+			Message: msg, Rows: f.context(min(earlier.startLine, later.startLine), max(earlier.endLine, later.endLine), 1)})
+	}
+	for i := 1; i < len(reps); i++ {
+		if reps[i].start < reps[i-1].end {
+			report(reps[i], reps[i-1], "its target overlaps the target of")
+		}
+	}
+	for _, e := range f.edits {
+		if !e.insert {
+			continue
+		}
+		k := sort.Search(len(reps), func(i int) bool { return reps[i].end > e.start })
+		if k < len(reps) && reps[k].start < e.start {
+			report(e, reps[k], "it inserts inside the span replaced by")
+		}
+	}
+	return fails
+}
+
+// describe names an edit for a conflict message.
+func (f *fileState) describe(e *edit) string {
+	if e.startLine == e.endLine {
+		return fmt.Sprintf("command %d (line %d)", e.cmd.N, e.startLine)
+	}
+	return fmt.Sprintf("command %d (lines %d-%d)", e.cmd.N, e.startLine, e.endLine)
+}
+
+// render builds the new content: edits in baseline order, insertions at
+// one point in script order before a replacement starting there, and the
+// final terminator last.
+func (f *fileState) render() {
+	es := append([]*edit(nil), f.edits...)
+	sort.SliceStable(es, func(i, j int) bool {
+		a, b := es[i], es[j]
+		if a.start != b.start {
+			return a.start < b.start
+		}
+		if a.insert != b.insert {
+			return a.insert
+		}
+		return a.seq < b.seq
+	})
+	out := make([]byte, 0, len(f.base)+64)
+	at := 0
+	for _, e := range es {
+		out = append(out, f.base[at:e.start]...)
+		e.outStart = len(out)
+		out = append(out, e.value...)
+		e.outEnd = len(out)
+		at = e.end
+	}
+	out = append(out, f.base[at:]...)
+	if f.eof != nil && len(out) > 0 {
+		n := len(out)
+		switch {
+		case bytes.HasSuffix(out, []byte("\r\n")):
+			n -= 2
+		case out[n-1] == '\n' || out[n-1] == '\r':
+			n--
+		}
+		out = append(out[:n], f.eof.value...)
+		f.eof.outStart, f.eof.outEnd = n, len(out)
+	}
+	f.out = out
+	f.diff = !bytes.Equal(out, f.base) || f.created || f.deleted || f.dest != f.target
+}

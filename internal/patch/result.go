@@ -1,0 +1,39 @@
+package patch
+
+import (
+	"github.com/rowkit/rowkit/internal/rows"
+)
+
+// Result statuses.
+const (
+	StatusApplied   = "applied"
+	StatusUnchanged = "unchanged"
+	StatusDryRun    = "dry-run"
+	StatusRejected  = "rejected"
+	StatusFailed    = "failed"
+)
+
+// Result is what a script did, or why it did nothing. The CLI's --json and
+// the MCP edit tool's structuredContent are this value.
+type Result struct {
+	Status   string       `json:"status" jsonschema:"applied; unchanged (every edit was a no-op); dry-run (nothing written); rejected (nothing written, see failures); failed (the commit failed and was rolled back)"`
+	Files    []FileAction `json:"files" jsonschema:"the net file actions, in script order"`
+	Edits    []EditRows   `json:"edits,omitempty" jsonschema:"for each edit, the current verified rows at its edges: the surviving neighbours and the first and last rows of the new text"`
+	Failures []Failure    `json:"failures,omitempty" jsonschema:"why the script was rejected, every independent reason at once"`
+	Diff     string       `json:"diff,omitempty" jsonschema:"dry-run only: the unified diff of every change"`
+}
+
+// FileAction is one file's net change.
+type FileAction struct {
+	Action string `json:"action" jsonschema:"modified, created, deleted or moved"`
+	Path   string `json:"path" jsonschema:"the file's path after the script"`
+	From   string `json:"from,omitempty" jsonschema:"moved only: the path before"`
+}
+
+// EditRows are the rows around one edit after the script.
+type EditRows struct {
+	Command int           `json:"command" jsonschema:"the one-based number of the command"`
+	Op      string        `json:"op" jsonschema:"type or add"`
+	Path    string        `json:"path" jsonschema:"the file's path after the script"`
+	Rows    []rows.Record `json:"rows" jsonschema:"verified rows of the new content: the row before, the first and last new rows, the row after"`
+}

@@ -1,0 +1,368 @@
+package workspace
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/rowkit/rowkit/internal/errs"
+)
+
+// txnCase is a three-file transaction with a move and a delete: a.txt
+// rewritten, b.txt moved to sub/new/b2.txt (with new content, in new
+// directories), c.txt deleted.
+type txnCase struct {
+	a0, a1, b0, b1, c0 []byte
+}
+
+func newTxnCase(r *rand.Rand) txnCase {
+	gen := func() []byte {
+		n := r.IntN(3000)
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = "abc\n\r xyz"[r.IntN(9)]
+		}
+		return b
+	}
+	return txnCase{gen(), gen(), gen(), gen(), gen()}
+}
+
+func (c txnCase) setup(t testing.TB) *Root {
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "a.txt"), c.a0, 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "b.txt"), c.b0, 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "c.txt"), c.c0, 0o600))
+	r, err := Open(dir)
+	must(t, err)
+	return r
+}
+
+func (c txnCase) changes() []Change {
+	return []Change{
+		{Target: "a.txt", Data: c.a1, Mode: 0o644, Old: c.a0},
+		{Target: "sub/new/b2.txt", Data: c.b1, Mode: 0o755},
+		{Target: "b.txt", Delete: true, Old: c.b0},
+		{Target: "c.txt", Delete: true, Old: c.c0},
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// snapshot lists every file under dir (but rowkit's .gitignore) with its
+// content and mode.
+func snapshot(t testing.TB, dir string) map[string]string {
+	out := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			if rel != "." && rel != ".rowkit" {
+				out[rel+"/"] = "dir"
+			}
+			return nil
+		}
+		if rel == ".rowkit/.gitignore" {
+			return nil
+		}
+		fi, _ := d.Info()
+		data, _ := os.ReadFile(p)
+		out[rel] = fmt.Sprintf("%o %s", fi.Mode().Perm(), data)
+		return nil
+	})
+	return out
+}
+
+func (c txnCase) old() map[string]string {
+	return map[string]string{"a.txt": "644 " + string(c.a0), "b.txt": "755 " + string(c.b0), "c.txt": "600 " + string(c.c0)}
+}
+
+func (c txnCase) new() map[string]string {
+	return map[string]string{"a.txt": "644 " + string(c.a1), "sub/": "dir", "sub/new/": "dir", "sub/new/b2.txt": "755 " + string(c.b1)}
+}
+
+func equalMaps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func keys(m map[string]string) string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return strings.Join(ks, " ")
+}
+
+// eachFileWhole checks the invariant at any instant, before recovery: each
+// user file is wholly old, wholly new or absent where the transaction
+// allows it (staging files may lie around).
+func (c txnCase) eachFileWhole(t testing.TB, dir string) {
+	t.Helper()
+	s := snapshot(t, dir)
+	allowed := map[string][]string{
+		"a.txt":          {"644 " + string(c.a0), "644 " + string(c.a1)},
+		"b.txt":          {"755 " + string(c.b0), ""},
+		"c.txt":          {"600 " + string(c.c0), ""},
+		"sub/new/b2.txt": {"755 " + string(c.b1), ""},
+	}
+	for name, vals := range allowed {
+		got, ok := s[name]
+		okv := false
+		for _, v := range vals {
+			if ok && got == v || !ok && v == "" {
+				okv = true
+			}
+		}
+		if !okv {
+			t.Fatalf("%s is neither wholly old nor wholly new: %q", name, got)
+		}
+	}
+}
+
+type crash struct{}
+
+// countSteps runs the transaction once and returns its steps.
+func countSteps(t testing.TB, c txnCase) []string {
+	var steps []string
+	faultHook = func(s string) error { steps = append(steps, s); return nil }
+	defer func() { faultHook = nil }()
+	r := c.setup(t)
+	must(t, r.Commit(c.changes()))
+	if got := snapshot(t, r.Dir()); !equalMaps(got, c.new()) {
+		t.Fatalf("after commit: %s", keys(got))
+	}
+	return steps
+}
+
+// runWithFault runs Commit with the k-th step failing (crash false) or
+// crashing (crash true: the process stops dead, no cleanup runs).
+func runWithFault(r *Root, c txnCase, k int, crashIt bool) (err error, crashed bool) {
+	n := 0
+	faultHook = func(s string) error {
+		if n++; n-1 == k {
+			if crashIt {
+				panic(crash{})
+			}
+			return errors.New("injected failure at " + s)
+		}
+		return nil
+	}
+	defer func() {
+		faultHook = nil
+		if v := recover(); v != nil {
+			if _, ok := v.(crash); !ok {
+				panic(v)
+			}
+			crashed = true
+		}
+	}()
+	return r.Commit(c.changes()), false
+}
+
+func TestCommitFaultInjection(t *testing.T) {
+	// Each round faults every step twice (fail, crash); set
+	// ROWKIT_FAULT_ROUNDS=100 for thousands of faulted transactions.
+	rounds := 6
+	if n, err := strconv.Atoi(os.Getenv("ROWKIT_FAULT_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
+	if testing.Short() {
+		rounds = 2
+	}
+	rng := rand.New(rand.NewPCG(3, 14))
+	runs := 0
+	for round := range rounds {
+		c := newTxnCase(rng)
+		steps := countSteps(t, c)
+		for k := range steps {
+			// A failing step: the commit is rolled back, or (a failure
+			// while cleaning up after the decision) it stands.
+			r := c.setup(t)
+			err, _ := runWithFault(r, c, k, false)
+			if err != nil {
+				if errs.Code(err) != CodeCommit || errs.ExitCode(err) != 3 {
+					t.Fatalf("step %d (%s): error %v, want commit_failed with exit 3", k, steps[k], err)
+				}
+				if got := snapshot(t, r.Dir()); !equalMaps(got, c.old()) {
+					t.Fatalf("step %d (%s) failed but files are not all old: %s", k, steps[k], keys(got))
+				}
+			} else {
+				c.eachFileWhole(t, r.Dir())
+				if _, err := r.Recover(); err != nil {
+					t.Fatal(err)
+				}
+				if got := snapshot(t, r.Dir()); !equalMaps(got, c.new()) {
+					t.Fatalf("step %d (%s): commit succeeded, files not all new: %s", k, steps[k], keys(got))
+				}
+			}
+			// A crash at the step, then a recovery that may itself crash.
+			r = c.setup(t)
+			_, crashed := runWithFault(r, c, k, true)
+			if !crashed {
+				t.Fatalf("step %d did not run", k)
+			}
+			c.eachFileWhole(t, r.Dir())
+			if round%2 == 1 {
+				// Crash the recovery at a random step, then recover again
+				// through a fresh Open, as the next invocation would.
+				j := rng.IntN(12)
+				n := 0
+				func() {
+					faultHook = func(string) error {
+						if n++; n-1 == j {
+							panic(crash{})
+						}
+						return nil
+					}
+					defer func() { faultHook = nil; recover() }()
+					r.Recover()
+				}()
+				c.eachFileWhole(t, r.Dir())
+			}
+			r2, err := Open(r.Dir())
+			must(t, err)
+			got := snapshot(t, r2.Dir())
+			if !equalMaps(got, c.old()) && !equalMaps(got, c.new()) {
+				t.Fatalf("crash at step %d (%s): after recovery neither all old nor all new: %s", k, steps[k], keys(got))
+			}
+			runs += 2
+		}
+	}
+	t.Logf("%d faulted transactions", runs)
+}
+
+// TestCommitKilled kills a real process (SIGKILL) at every step of the
+// transaction and recovers in a fresh process view.
+func TestCommitKilled(t *testing.T) {
+	if os.Getenv("ROWKIT_TXN_KILL_AT") != "" {
+		return // the child's work is done in TestMain-less helper below
+	}
+	c := newTxnCase(rand.New(rand.NewPCG(5, 5)))
+	steps := countSteps(t, c)
+	exe, err := os.Executable()
+	must(t, err)
+	sawOld, sawNew := 0, 0
+	for k := range steps {
+		r := c.setup(t)
+		cmd := exec.Command(exe, "-test.run=^TestCommitKilledChild$")
+		cmd.Env = append(os.Environ(), "ROWKIT_TXN_KILL_AT="+strconv.Itoa(k), "ROWKIT_TXN_DIR="+r.Dir(), "ROWKIT_TXN_SEED=5")
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("step %d: child was not killed: %v\n%s", k, err, out)
+		}
+		c.eachFileWhole(t, r.Dir())
+		r2, err := Open(r.Dir())
+		must(t, err)
+		got := snapshot(t, r2.Dir())
+		switch {
+		case equalMaps(got, c.old()):
+			sawOld++
+		case equalMaps(got, c.new()):
+			sawNew++
+		default:
+			t.Fatalf("killed at step %d (%s): after recovery neither all old nor all new: %s", k, steps[k], keys(got))
+		}
+	}
+	if sawOld == 0 || sawNew == 0 {
+		t.Fatalf("kills never landed on both sides of the decision: old %d new %d", sawOld, sawNew)
+	}
+	t.Logf("%d kills: %d rolled back, %d completed", len(steps), sawOld, sawNew)
+}
+
+// TestCommitKilledChild is the killed process of TestCommitKilled.
+func TestCommitKilledChild(t *testing.T) {
+	at := os.Getenv("ROWKIT_TXN_KILL_AT")
+	if at == "" {
+		return // runs only as TestCommitKilled's child
+	}
+	k, _ := strconv.Atoi(at)
+	seed, _ := strconv.Atoi(os.Getenv("ROWKIT_TXN_SEED"))
+	c := newTxnCase(rand.New(rand.NewPCG(uint64(seed), uint64(seed))))
+	r, err := Open(os.Getenv("ROWKIT_TXN_DIR"))
+	must(t, err)
+	n := 0
+	faultHook = func(string) error {
+		if n++; n-1 == k {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+		return nil
+	}
+	r.Commit(c.changes())
+	t.Fatal("not killed")
+}
+
+func TestCommitConcurrentWriter(t *testing.T) {
+	c := newTxnCase(rand.New(rand.NewPCG(9, 9)))
+	r := c.setup(t)
+	// Another writer changes c.txt after the caller read it.
+	must(t, os.WriteFile(filepath.Join(r.Dir(), "c.txt"), []byte("theirs"), 0o600))
+	err := r.Commit(c.changes())
+	var ce *ChangedError
+	if !errors.As(err, &ce) || ce.Target != "c.txt" || string(ce.Now) != "theirs" {
+		t.Fatalf("got %v, want a ChangedError for c.txt", err)
+	}
+	want := c.old()
+	want["c.txt"] = "600 theirs"
+	if got := snapshot(t, r.Dir()); !equalMaps(got, want) {
+		t.Fatalf("files changed: %s", keys(got))
+	}
+	// A file created where the transaction creates one.
+	r = c.setup(t)
+	must(t, os.MkdirAll(filepath.Join(r.Dir(), "sub/new"), 0o755))
+	must(t, os.WriteFile(filepath.Join(r.Dir(), "sub/new/b2.txt"), []byte("x"), 0o644))
+	if err := r.Commit(c.changes()); !errors.As(err, &ce) || ce.Target != "sub/new/b2.txt" {
+		t.Fatalf("got %v", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(r.Dir(), "a.txt")); !bytes.Equal(data, c.a0) {
+		t.Fatal("a.txt was written")
+	}
+}
+
+// A journal planted in the workspace cannot make recovery delete a file
+// that is not its own backup's, nor touch paths outside its pattern.
+func TestRecoverRefusesForeignJournal(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "keep.txt"), []byte("mine"), 0o644))
+	must(t, os.MkdirAll(filepath.Join(dir, ".rowkit"), 0o755))
+	// A backup that is a copy, not a link: the delete is not carried out.
+	must(t, os.WriteFile(filepath.Join(dir, ".keep.txt.rowkit-000000000000.old"), []byte("mine"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, ".rowkit/journal"), []byte(`{"id":"000000000000","state":"commit","ops":[{"target":"keep.txt","backup":".keep.txt.rowkit-000000000000.old","delete":true}]}`), 0o644))
+	if _, err := Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "keep.txt")); err != nil || string(data) != "mine" {
+		t.Fatalf("keep.txt: %q %v", data, err)
+	}
+	// Paths outside the pattern make the journal malformed.
+	must(t, os.WriteFile(filepath.Join(dir, ".rowkit/journal"), []byte(`{"id":"000000000000","state":"rollback","ops":[{"target":"../x","temp":"../.x.rowkit-000000000000.tmp"}]}`), 0o644))
+	if _, err := Open(dir); errs.Code(err) != CodeJournal {
+		t.Fatalf("got %v", err)
+	}
+}
