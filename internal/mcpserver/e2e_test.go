@@ -77,6 +77,7 @@ func e2eCalls(root string) map[string]e2eCall {
 		"inspect_file":       {"inspect_file", map[string]any{"path": "a.go"}},
 		"read_file":          {"read_file", map[string]any{"path": "b.txt"}},
 		"search":             {"search", map[string]any{"pattern": "alpha"}},
+		"edit":               {"edit", map[string]any{"script": "in b.txt\ntype 1:8ed3 \"ALPHA\"\n"}},
 	}
 }
 
@@ -108,7 +109,7 @@ func TestEndToEndTypeScriptClient(t *testing.T) {
 		After:  &e2eCall{"inspect_repository", map[string]any{"repo_path": "."}},
 	}
 	calls := e2eCalls(root)
-	for _, name := range []string{"inspect_repository", "inspect_file", "read_file", "search"} {
+	for _, name := range []string{"inspect_repository", "inspect_file", "read_file", "search", "edit"} {
 		plain.Calls = append(plain.Calls, calls[name])
 	}
 	plain.Calls = append(plain.Calls,
@@ -164,10 +165,15 @@ func TestEndToEndTypeScriptClient(t *testing.T) {
 			t.Error("run_validations is listed without an allowlist")
 		}
 	}
-	if !listed["inspect_repository"] || p.Tools[0].Annotations["readOnlyHint"] != true {
-		t.Errorf("tools: %+v", p.Tools)
+	for _, tool := range p.Tools {
+		if ro := tool.Annotations["readOnlyHint"] == true; ro != (tool.Name != "edit") {
+			t.Errorf("%s: readOnlyHint %v", tool.Name, tool.Annotations["readOnlyHint"])
+		}
 	}
-	for i, c := range plain.Calls[:4] {
+	if len(p.Tools) != 5 {
+		t.Errorf("%d tools listed without an allowlist, want inspect_repository, inspect_file, read_file, search, edit", len(p.Tools))
+	}
+	for i, c := range plain.Calls[:5] {
 		if !listed[c.Name] {
 			continue // not served yet: its engine has not landed
 		}
@@ -177,13 +183,16 @@ func TestEndToEndTypeScriptClient(t *testing.T) {
 		}
 	}
 	for i, want := range []string{"outside_workspace", "usage"} {
-		r := p.Results[4+i]
+		r := p.Results[5+i]
 		e, _ := r.StructuredContent["error"].(map[string]any)
 		if r.Thrown != "" || !r.IsError || e["code"] != want {
 			t.Errorf("failure %d: %+v, want isError with code %s", i, r, want)
 		}
 	}
 
+	if got, _ := os.ReadFile(filepath.Join(root, "b.txt")); string(got) != "ALPHA\nBETA\n" {
+		t.Errorf("after the edit, b.txt is %q", got)
+	}
 	if len(a.Results) != 1 || a.Results[0].IsError || a.Results[0].StructuredContent["ok"] != true {
 		t.Errorf("run_validations: %+v", a.Results)
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -208,4 +209,49 @@ func anyStrings(v []any) []string {
 		out[i], _ = x.(string)
 	}
 	return out
+}
+
+// TestEditParity runs the same script through edit and through hpatch
+// --json, each on its own copy of the workspace, and compares results and
+// the files left behind.
+func TestEditParity(t *testing.T) {
+	for _, tc := range []struct {
+		name, script string
+		dry          bool
+		isError      bool
+	}{
+		{"applied", "in b.txt\ntype 1:8ed3 \"ALPHA <&>\"\nadd EOF \"omega\\n\"\nnew sub/n.go\ntype \"package n\\n\"\n", false, false},
+		{"stale row", "in b.txt\ntype 1:0000 \"x\"\n", false, true},
+		{"syntax", "in b.txt\nfrobnicate\n", false, true},
+		{"language syntax", "in a.go\ntype \"func F() {}\" \"func F( {}\"\n", false, true},
+		{"dry run", "in b.txt\ntype \"alpha\" \"ALPHA\"\n", true, false},
+		{"unchanged", "in b.txt\ntype \"alpha\" \"alpha\"\n", false, false},
+		{"escape", "in ../outside.txt\ntype 1:8ed3 \"x\"\n", false, true},
+	} {
+		mcpRoot, cliRoot := fileRoot(t), fileRoot(t)
+		cs := connect(t, newServer(t, Options{Roots: []string{mcpRoot}}), nil)
+		res := call(t, cs, "edit", map[string]any{"script": tc.script, "dry_run": tc.dry})
+		if res.IsError != tc.isError {
+			t.Errorf("%s: isError %v: %s", tc.name, res.IsError, text(res))
+		}
+		args := []string{"patch", "--json"}
+		if tc.dry {
+			args = append(args, "--dry-run")
+		}
+		script := filepath.Join(t.TempDir(), "script")
+		write(t, script, tc.script)
+		out, code := cli(t, cliRoot, append(args, "-f", script)...)
+		if (code != 0) != tc.isError {
+			t.Errorf("%s: hpatch exit %d", tc.name, code)
+		}
+		sameJSON(t, "edit "+tc.name, structured(t, res), decodeJSON(t, out))
+		validateOutput(t, toolOf(t, cs, "edit"), res.StructuredContent)
+		for _, f := range []string{"b.txt", "a.go", "sub/n.go"} {
+			a, aerr := os.ReadFile(filepath.Join(mcpRoot, f))
+			b, berr := os.ReadFile(filepath.Join(cliRoot, f))
+			if string(a) != string(b) || (aerr == nil) != (berr == nil) {
+				t.Errorf("%s: %s differs after edit and hpatch: %q vs %q", tc.name, f, a, b)
+			}
+		}
+	}
 }

@@ -140,6 +140,7 @@ func (s *Server) addTools() {
 	s.addInspectFile()
 	s.addReadFile()
 	s.addSearch()
+	s.addEdit()
 	if len(s.allow) > 0 {
 		s.addRunValidations()
 	}
