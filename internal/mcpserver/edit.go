@@ -44,7 +44,7 @@ func (s *Server) addEdit() {
 	in := mustSchema[EditInput]()
 	in.Properties["script"].MinLength = iptr(1)
 	in.Properties["script"].MaxLength = iptr(maxEditScript)
-	mcp.AddTool(s.mcp, &mcp.Tool{
+	register(s, &mcp.Tool{
 		Name:         "edit",
 		Title:        "Edit files by verified rows",
 		Description:  EditDescription,

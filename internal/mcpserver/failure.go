@@ -1,13 +1,7 @@
 package mcpserver
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rowkit/rowkit/internal/errs"
 )
@@ -81,39 +75,6 @@ func outputSchema[T any]() *jsonschema.Schema {
 	return &jsonschema.Schema{
 		Type:  "object",
 		AnyOf: []*jsonschema.Schema{ok, failureSchema},
-	}
-}
-
-// failureMiddleware gives every failed tools/call its structuredContent:
-// the typed handlers of the SDK return an error, which the SDK turns into
-// isError with the message as text; the code would be lost without this.
-func failureMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		if method != "tools/call" || err != nil {
-			return res, err
-		}
-		r, ok := res.(*mcp.CallToolResult)
-		if !ok || !r.IsError || r.StructuredContent != nil {
-			return res, err
-		}
-		cause := r.GetError()
-		if cause == nil {
-			cause = fmt.Errorf("the tool failed")
-		}
-		var path *string
-		var pe *pathError
-		if errors.As(cause, &pe) {
-			path = &pe.path
-		}
-		f := failureOf(cause, path)
-		b, merr := json.Marshal(f)
-		if merr != nil {
-			return res, err
-		}
-		r.StructuredContent = json.RawMessage(b)
-		r.Content = []mcp.Content{&mcp.TextContent{Text: failureText(f)}}
-		return r, nil
 	}
 }
 

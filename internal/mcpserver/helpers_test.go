@@ -40,6 +40,7 @@ func TestMain(m *testing.M) {
 		os.Setenv(k, v)
 	}
 	os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[init]\n\tdefaultBranch = main\n"), 0o644)
+	checkOutputs = true // every result of every test is checked against its schema
 	code := m.Run()
 	os.RemoveAll(home)
 	os.Exit(code)

@@ -18,7 +18,7 @@ type InspectFileInput struct {
 func (s *Server) addInspectFile() {
 	in := mustSchema[InspectFileInput]()
 	in.Properties["path"].MinLength = iptr(1)
-	mcp.AddTool(s.mcp, &mcp.Tool{
+	register(s, &mcp.Tool{
 		Name:  "inspect_file",
 		Title: "Outline a file",
 		Description: "Outlines a file's structure (Go, Python, TypeScript/TSX, JavaScript, Markdown, JSON): imports, types, functions, methods, headings, JSON members, each with its span as verified rows. " +

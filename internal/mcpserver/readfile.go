@@ -22,7 +22,7 @@ func (s *Server) addReadFile() {
 	in.Properties["path"].MinLength = iptr(1)
 	in.Properties["offset"].Minimum = fptr(1)
 	in.Properties["limit"].Minimum = fptr(1)
-	mcp.AddTool(s.mcp, &mcp.Tool{
+	register(s, &mcp.Tool{
 		Name:  "read_file",
 		Title: "Read a file as verified rows",
 		Description: "Reads a text file (or a directory listing, a notebook, an image) as verified rows LINE:HASH TEXT: copy a LINE:HASH into an edit to target that exact line. " +

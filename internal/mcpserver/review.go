@@ -74,7 +74,7 @@ func (s *Server) allowDescription() string {
 func iptr(n int) *int { return &n }
 
 func (s *Server) addInspectRepository() {
-	mcp.AddTool(s.mcp, &mcp.Tool{
+	register(s, &mcp.Tool{
 		Name:  "inspect_repository",
 		Title: "What changed in a git repository",
 		Description: "Lists the paths changed in a git work tree in four disjoint scopes (committed since the base, staged, unstaged, untracked) with their status, and in detail full their added/removed line counts; never diff bodies. " +
@@ -123,7 +123,7 @@ func (s *Server) review(ctx context.Context, req *mcp.CallToolRequest, repoPath 
 }
 
 func (s *Server) addRunValidations() {
-	mcp.AddTool(s.mcp, &mcp.Tool{
+	register(s, &mcp.Tool{
 		Name:  "run_validations",
 		Title: "Run the operator's validations",
 		Description: "Runs named validation commands from the operator's allowlist in a git work tree, one after another, and reports what changed plus each command's status, exit code and bounded output (4 KiB per stream, head and tail). " +

@@ -31,7 +31,7 @@ func (s *Server) addSearch() {
 	in.Properties["context"].Maximum = fptr(grep.MaxContext)
 	in.Properties["max_count"].Minimum = fptr(0)
 	in.Properties["patterns"].MinItems = iptr(1)
-	mcp.AddTool(s.mcp, &mcp.Tool{
+	register(s, &mcp.Tool{
 		Name:  "search",
 		Title: "Search the workspace",
 		Description: "Searches files with ripgrep (its regex syntax and ignore rules) and returns every matching line, and context lines, as a verified row \"PATH\":LINE:HASH TEXT, each once, in ripgrep's order. " +

@@ -83,7 +83,6 @@ func New(o Options) (*Server, error) {
 		RootsListChangedHandler: s.rootsChanged,
 		Capabilities:            &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
-	s.mcp.AddReceivingMiddleware(failureMiddleware)
 	s.addTools()
 	return s, nil
 }
