@@ -35,12 +35,12 @@ options:
   --config FILE  the operator's validation allowlist, the format of rowkit
                  review --config; a repository's own rowkit.json is never
                  read
-
-exit codes:
-  0  the client disconnected (stdin ended) or rowkit was interrupted
-  1  a root or the config could not be opened (read, E_CONFIG)
-  2  usage
 `,
+	Exits: []cli.Exit{
+		{Status: 0, When: "the client disconnected (stdin ended), or rowkit got SIGINT or SIGTERM"},
+		{Status: 1, When: "a root could not be opened (read)"},
+		{Status: 2, When: "usage (an unknown argument, a missing or empty value, --config twice) or a config that cannot be read or is invalid (E_CONFIG)"},
+	},
 	Run: runMCP,
 }
 
