@@ -42,3 +42,12 @@ func BenchmarkReadFile(b *testing.B) {
 func BenchmarkInspectFile(b *testing.B) {
 	benchTool(b, "inspect_file", map[string]any{"path": "nodes.go"})
 }
+
+// BenchmarkReadFileUncounted is BenchmarkReadFile without the view's token
+// admission: the difference is what counting o200k tokens costs.
+func BenchmarkReadFileUncounted(b *testing.B) {
+	old := readViewBudget
+	readViewBudget = nil
+	defer func() { readViewBudget = old }()
+	benchTool(b, "read_file", map[string]any{"path": "nodes.go"})
+}
