@@ -21,7 +21,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/rowkit/rowkit/internal/jsonstr"
 	"github.com/rowkit/rowkit/internal/patch"
 	"github.com/rowkit/rowkit/internal/proc"
 	"github.com/rowkit/rowkit/internal/rows"
@@ -34,6 +33,7 @@ type stats struct {
 	modCommits, modHpTok, modApTok                                     int
 	readRowsTok, readNumTok                                            int
 	textTargets, rowTargets                                            int
+	modNewLinesTok, modNewWordsTok, modCommands                        int
 }
 
 func main() {
@@ -61,7 +61,9 @@ func main() {
 		st.commits, st.files, st.exact, st.mismatched, st.rejected, st.inexpressible, st.binary)
 	fmt.Printf("targets: %d text, %d row\n", st.textTargets, st.rowTargets)
 	fmt.Printf("edit tokens (o200k): hpatch %d, apply_patch %d, ratio %.1f%%\n", st.hpTok, st.apTok, pct(st.hpTok, st.apTok))
-	fmt.Printf("modify-only commits: %d, hpatch %d, apply_patch %d, ratio %.1f%%\n", st.modCommits, st.modHpTok, st.modApTok, pct(st.modHpTok, st.modApTok))
+	fmt.Printf("modify-only commits: %d, hpatch %d (%d commands), apply_patch %d, ratio %.1f%%\n", st.modCommits, st.modHpTok, st.modCommands, st.modApTok, pct(st.modHpTok, st.modApTok))
+	fmt.Printf("new text alone in modify-only commits: added lines %d tokens (%.1f%% of apply_patch), changed words %d tokens (%.1f%%)\n",
+		st.modNewLinesTok, pct(st.modNewLinesTok, st.modApTok), st.modNewWordsTok, pct(st.modNewWordsTok, st.modApTok))
 	fmt.Printf("read of the touched ranges (+-3 lines): verified rows %d tokens, plain numbered lines (cat -n) %d tokens, ratio %.1f%%\n", st.readRowsTok, st.readNumTok, pct(st.readRowsTok, st.readNumTok))
 	fmt.Printf("edit+read: hpatch %d, apply_patch %d, ratio %.1f%%\n", st.hpTok+st.readRowsTok, st.apTok+st.readNumTok, pct(st.hpTok+st.readRowsTok, st.apTok+st.readNumTok))
 }
@@ -150,6 +152,7 @@ func replay(ctx context.Context, dir, c string, st *stats, verbose bool, show st
 	}
 	defer os.RemoveAll(ws)
 	modifyOnly := true
+	var newLines, newWords strings.Builder
 	var script, envelope strings.Builder
 	envelope.WriteString("*** Begin Patch\n")
 	inexpressible := ""
@@ -168,6 +171,7 @@ func replay(ctx context.Context, dir, c string, st *stats, verbose bool, show st
 			inexpressible = why
 		}
 		applyPatch(&envelope, ch)
+		newText(&newLines, &newWords, ch)
 		readCost(ch, st)
 	}
 	envelope.WriteString("*** End Patch\n")
@@ -181,6 +185,11 @@ func replay(ctx context.Context, dir, c string, st *stats, verbose bool, show st
 		st.modCommits++
 		st.modHpTok += hp
 		st.modApTok += ap
+		st.modNewLinesTok += rows.CountTokens(newLines.String())
+		st.modNewWordsTok += rows.CountTokens(newWords.String())
+		if sc, _ := patch.Parse(script.String()); sc != nil {
+			st.modCommands += len(sc.Commands)
+		}
 	}
 	if inexpressible != "" {
 		st.inexpressible++
@@ -224,7 +233,8 @@ func replay(ctx context.Context, dir, c string, st *stats, verbose bool, show st
 		st.mismatched++
 	}
 	if verbose {
-		fmt.Printf("%.10s files %d hpatch %d apply_patch %d tokens %s\n", c, len(chs), hp, ap, map[bool]string{true: "exact", false: "MISMATCH"}[ok])
+		fmt.Printf("%.10s files %d hpatch %d apply_patch %d tokens, new lines %d, changed words %d, modify-only %v, %s\n", c, len(chs), hp, ap,
+			rows.CountTokens(newLines.String()), rows.CountTokens(newWords.String()), modifyOnly, map[bool]string{true: "exact", false: "MISMATCH"}[ok])
 	}
 }
 
@@ -256,27 +266,9 @@ func term(line string) string {
 
 func text(line string) string { return line[:len(line)-len(term(line))] }
 
-// value writes VALUE: a heredoc for two or more LF lines, else a JSON string.
-func value(b *strings.Builder, v string) {
-	lines := split([]byte(v))
-	here := len(lines) >= 2 && strings.HasSuffix(v, "\n") && !strings.Contains(v, "\r")
-	for _, l := range lines {
-		if text(l) == "PATCH" {
-			here = false
-		}
-	}
-	js := string(jsonstr.Append(nil, v)) + "\n"
-	here = here || len(lines) == 1 && strings.HasSuffix(v, "\n") && !strings.Contains(v, "\r") && text(lines[0]) != "PATCH"
-	if hd := "<<PATCH\n" + v + "PATCH\n"; here && rows.CountTokens(hd) < rows.CountTokens(js) {
-		b.WriteString(hd)
-		return
-	}
-	b.WriteString(js)
-}
-
 func pathArg(p string) string {
 	if strings.ContainsAny(p, " \t\"\\") || strings.HasPrefix(p, "<<") {
-		return string(jsonstr.Append(nil, p))
+		return jsonString(p)
 	}
 	return p
 }
@@ -290,8 +282,7 @@ func express(b *strings.Builder, ch change, st *stats) string {
 	case 'A':
 		fmt.Fprintf(b, "new %s\n", pathArg(ch.new))
 		if len(ch.after) > 0 {
-			b.WriteString("type ")
-			value(b, string(ch.after))
+			b.WriteString("type " + valueOf(string(ch.after)))
 		}
 		return ""
 	case 'M', 'R':
@@ -307,46 +298,53 @@ func express(b *strings.Builder, ch change, st *stats) string {
 	if err != nil {
 		return err.Error()
 	}
-	ref := func(i int) string { return x.Ref(i + 1).String() } // 0-based line
 	dropEOF := len(c) > 0 && term(c[len(c)-1]) == "" && (len(a) == 0 || term(a[len(a)-1]) != "")
-	for _, h := range diffLines(a, c) {
+	var cmds []command
+	for _, h := range blocks(diffLines(a, c)) {
 		// Only the final terminator went: type EOF says it.
 		if dropEOF && h.on == h.nn && h.oa+h.on == len(a) && h.na+h.nn == len(c) && sameText(a[h.oa:h.oa+h.on], c[h.na:h.na+h.nn]) {
 			continue
 		}
+		neu := strings.Join(c[h.na:h.na+h.nn], "")
 		switch {
-		case h.on == 0 && h.oa < len(a):
-			fmt.Fprintf(b, "add %s ", ref(h.oa))
-			value(b, strings.Join(c[h.na:h.na+h.nn], ""))
-			st.rowTargets++
 		case h.on == 0:
-			b.WriteString("add EOF ")
-			value(b, strings.Join(c[h.na:h.na+h.nn], ""))
+			cmds = append(cmds, rowInsert(x, h.oa+1, neu))
 		case h.nn == 0:
-			fmt.Fprintf(b, "type %s \"\"\n", span(ref, h.oa, h.on))
-			st.rowTargets++
+			cmds = append(cmds, rowReplace(x, h.oa+1, h.oa+h.on, ""))
 		default:
-			// A careful agent types the cheaper of the two: the hunk's
-			// lines retyped, or text targets for the words that changed.
-			var retype strings.Builder
-			fmt.Fprintf(&retype, "type %s ", span(ref, h.oa, h.on))
-			value(&retype, strings.Join(c[h.na:h.na+h.nn], ""))
-			words, ok := textEdits(x, ch.before, x.Start(h.oa+1), strings.Join(a[h.oa:h.oa+h.on], ""), strings.Join(c[h.na:h.na+h.nn], ""))
-			if ok && rows.CountTokens(strings.Join(words, "")) < rows.CountTokens(retype.String()) {
-				for _, w := range words {
-					b.WriteString(w)
-				}
-				st.textTargets += len(words)
-			} else {
-				b.WriteString(retype.String())
-				st.rowTargets++
-			}
+			cmds = append(cmds, blockCommands(x, h.oa+1, strings.Join(a[h.oa:h.oa+h.on], ""), neu)...)
+		}
+	}
+	for _, cm := range mergeCounts(ch.before, x, cmds) {
+		b.WriteString(cm.text)
+		if cm.row {
+			st.rowTargets++
+		} else {
+			st.textTargets++
 		}
 	}
 	if dropEOF {
 		b.WriteString("type EOF \"\"\n")
 	}
 	return ""
+}
+
+// blocks joins hunks that only a line or two keep apart, so that one
+// command may span them.
+func blocks(hs []hunk) []hunk {
+	var out []hunk
+	for _, h := range hs {
+		if k := len(out); k > 0 {
+			p := &out[k-1]
+			if gap := h.oa - (p.oa + p.on); gap <= 2 {
+				p.on = h.oa + h.on - p.oa
+				p.nn = h.na + h.nn - p.na
+				continue
+			}
+		}
+		out = append(out, h)
+	}
+	return out
 }
 
 func sameText(a, b []string) bool {
@@ -356,13 +354,6 @@ func sameText(a, b []string) bool {
 		}
 	}
 	return true
-}
-
-func span(ref func(int) string, a, n int) string {
-	if n == 1 {
-		return ref(a)
-	}
-	return ref(a) + ".." + ref(a+n-1)
 }
 
 // tokens splits s into words (identifier runs), runs of blanks, and single
@@ -388,100 +379,6 @@ func tokens(s string) []string {
 		i = j
 	}
 	return out
-}
-
-// textEdits expresses old -> neu (whole lines of the file starting at byte
-// base) as anchored text targets: a word diff, each changed region widened
-// until its first match from its anchor row is the changed place. It
-// reports false when a region cannot be targeted that way.
-func textEdits(x *rows.Index, src []byte, base int, old, neu string) ([]string, bool) {
-	if len(old)+len(neu) > 20000 {
-		return nil, false
-	}
-	ot, nt := tokens(old), tokens(neu)
-	hs := diffLines(ot, nt)
-	// Merge regions separated by one short token.
-	var merged []hunk
-	for _, h := range hs {
-		if n := len(merged); n > 0 {
-			p := &merged[n-1]
-			gap := h.oa - (p.oa + p.on)
-			if gap <= 1 && (gap == 0 || len(ot[p.oa+p.on]) <= 2) && h.na-(p.na+p.nn) == gap {
-				p.on = h.oa + h.on - p.oa
-				p.nn = h.na + h.nn - p.na
-				continue
-			}
-		}
-		merged = append(merged, h)
-	}
-	off := func(ts []string, i int) int {
-		n := 0
-		for _, t := range ts[:i] {
-			n += len(t)
-		}
-		return n
-	}
-	var cmds []string
-	prevEnd := 0
-	for _, h := range merged {
-		oa, oe, na, ne := h.oa, h.oa+h.on, h.na, h.na+h.nn
-		for tries := 0; ; tries++ {
-			if tries > 40 {
-				return nil, false
-			}
-			if oa == oe { // a pure insertion: widen by a neighbour
-				if oe < len(ot) {
-					oe, ne = oe+1, ne+1
-				} else if oa > 0 {
-					oa, na = oa-1, na-1
-				} else {
-					return nil, false
-				}
-				continue
-			}
-			ob, obe := off(ot, oa), off(ot, oe)
-			needle := old[ob:obe]
-			if strings.Contains(needle, "\r") || hasControl(strings.ReplaceAll(needle, "\n", "")) {
-				return nil, false
-			}
-			at := base + ob
-			line := x.LineAt(at)
-			if i := bytes.Index(src[x.Start(line):], []byte(needle)); i == at-x.Start(line) {
-				if ob < prevEnd {
-					return nil, false
-				}
-				prevEnd = obe
-				repl := neu[off(nt, na):off(nt, ne)]
-				var c strings.Builder
-				fmt.Fprintf(&c, "type %s ", x.Ref(line))
-				c.Write(jsonstr.Append(nil, needle))
-				c.WriteByte(' ')
-				c.Write(jsonstr.Append(nil, repl))
-				c.WriteByte('\n')
-				cmds = append(cmds, c.String())
-				break
-			}
-			// An earlier match on the row: widen to the left (the anchor may
-			// move up a row), or to the right at the start of the hunk.
-			if oa > 0 {
-				oa, na = oa-1, na-1
-			} else if oe < len(ot) {
-				oe, ne = oe+1, ne+1
-			} else {
-				return nil, false
-			}
-		}
-	}
-	return cmds, true
-}
-
-func hasControl(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 && s[i] != '\t' {
-			return true
-		}
-	}
-	return false
 }
 
 // applyPatch appends the Codex apply_patch form of one file's change: the
@@ -559,4 +456,30 @@ func readCost(ch change, st *stats) {
 	}
 	st.readRowsTok += rows.CountTokens(string(vr))
 	st.readNumTok += rows.CountTokens(string(num))
+}
+
+// newText collects the text a modification must spell out in any format:
+// the added lines, and (finer) the changed words of each changed block,
+// one per line.
+func newText(lines, words *strings.Builder, ch change) {
+	if ch.status != 'M' && ch.status != 'R' {
+		return
+	}
+	a, c := split(ch.before), split(ch.after)
+	for _, h := range diffLines(a, c) {
+		for _, l := range c[h.na : h.na+h.nn] {
+			lines.WriteString(text(l) + "\n")
+		}
+		if h.on == 0 {
+			words.WriteString(strings.Join(c[h.na:h.na+h.nn], ""))
+			continue
+		}
+		old, neu := strings.Join(a[h.oa:h.oa+h.on], ""), strings.Join(c[h.na:h.na+h.nn], "")
+		ot, nt := tokens(old), tokens(neu)
+		for _, w := range diffLines(ot, nt) {
+			if w.nn > 0 {
+				words.WriteString(strings.Join(nt[w.na:w.na+w.nn], "") + "\n")
+			}
+		}
+	}
 }

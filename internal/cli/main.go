@@ -94,11 +94,8 @@ func help(env *Env, args []string, cmds []*Command) int {
 		return errs.ExitUsage
 	}
 	fmt.Fprintf(env.Stdout, "usage: %s\n\n%s\n", c.Usage, c.Summary)
-	if c.Help != "" {
-		fmt.Fprintf(env.Stdout, "\n%s", strings.TrimLeft(c.Help, "\n"))
-		if !strings.HasSuffix(c.Help, "\n") {
-			fmt.Fprintln(env.Stdout)
-		}
+	if h := strings.Trim(c.Help, "\n"); h != "" {
+		fmt.Fprintf(env.Stdout, "\n%s\n", h)
 	}
 	if len(c.Exits) > 0 {
 		fmt.Fprintf(env.Stdout, "\nexit codes:\n")

@@ -18,19 +18,27 @@ import (
 	"github.com/rowkit/rowkit/internal/workspace"
 )
 
-// Output bounds of the text report: a rejection or a success that lists
-// more than this many failures or edits says how many it left out.
-const (
-	maxPrintedFailures = 50
-	maxPrintedEdits    = 100
-	maxScriptBytes     = 64 << 20
-)
+const maxScriptBytes = 64 << 20
+
+// The text report is bounded like every verified-row output: it is written
+// through a rows.Admitter under rows.DefaultBudget, one block at a time (a
+// failure with its repair rows, an edit with its edge rows, gofmt's rows),
+// each block admitted whole or not at all. The first block that does not
+// fit ends the report with one line saying how many were left out. (How
+// many repair rows one failure carries is the engine's choice of what is
+// relevant, at most 24 rows near the place; the budget bounds the whole.)
+var reportBudget = rows.DefaultBudget
+
+// leftOut is the closing line of a report the budget cut short.
+func leftOut(n int, what string) string {
+	return fmt.Sprintf("%d more %s left out: output incomplete: %s\n", n, what, errs.IncompleteTokens(reportBudget.Limit).Msg)
+}
 
 // Patch is hpatch: an HPATCH/2 script applied to the workspace.
 var Patch = &cli.Command{
 	Name:    "patch",
 	Aliases: []string{"hpatch"},
-	Usage:   "hpatch [-f FILE] [--dry-run] [--json]",
+	Usage:   "hpatch [-f FILE] [--dry-run] [--json] [--gofmt]",
 	Summary: "apply an HPATCH/2 edit script (stdin) to the files of the current directory",
 	Help: `Reads an HPATCH/2 script from stdin (or FILE) and applies it to the workspace,
 the current directory. Targets are verified rows (LINE:HASH) and exact text, as
@@ -72,14 +80,18 @@ initialization file-path language-syntax.
 options:
   -f FILE     read the script from FILE instead of stdin
   --dry-run   print the unified diff and change nothing
+  --gofmt     format the Go files the script writes that were gofmt-clean
+              before it (and new ones); the report lists the rows gofmt
+              changed under "gofmt:". Without it the exact bytes are written.
   --json      print the result as JSON on stdout (also when rejected)
 
-exit codes:
-  0  applied, or nothing to do (every edit a no-op), or a dry run
-  1  rejected: nothing was written
-  2  usage
-  3  the commit failed and was rolled back: nothing was written
 `,
+	Exits: []cli.Exit{
+		{Status: 0, When: "applied, or nothing to do (every edit a no-op), or a dry run"},
+		{Status: 1, When: "rejected, nothing written: script-syntax, row-missing, row-stale, occurrence-missing, invalid-count, target-order, edit-conflict, active-file, initialization, file-path, language-syntax; or journal (a pending journal that is not rowkit's own)"},
+		{Status: 2, When: "usage"},
+		{Status: 3, When: "the commit failed and was rolled back: nothing was written"},
+	},
 	Run:  runPatch,
 	Fail: failPatch,
 }
@@ -96,21 +108,23 @@ func (p *patchFailure) Unwrap() error { return p.err }
 
 func runPatch(ctx context.Context, env *cli.Env, args []string) error {
 	var file string
-	var dry, asJSON, haveFile bool
+	var dry, asJSON, haveFile, gofmt bool
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
 		case a == "--dry-run":
 			dry = true
 		case a == "--json":
 			asJSON = true
+		case a == "--gofmt":
+			gofmt = true
 		case a == "-f" || a == "--file":
 			if i+1 >= len(args) || haveFile {
-				return errs.Usagef("-f takes one FILE; usage: hpatch [-f FILE] [--dry-run] [--json]")
+				return errs.Usagef("-f takes one FILE; usage: hpatch [-f FILE] [--dry-run] [--json] [--gofmt]")
 			}
 			i++
 			file, haveFile = args[i], true
 		default:
-			return errs.Usagef("unexpected argument %q; the script comes on stdin or with -f FILE; usage: hpatch [-f FILE] [--dry-run] [--json]", a)
+			return errs.Usagef("unexpected argument %q; the script comes on stdin or with -f FILE; usage: hpatch [-f FILE] [--dry-run] [--json] [--gofmt]", a)
 		}
 	}
 	var src []byte
@@ -133,10 +147,11 @@ func runPatch(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if msg := root.Recovered(); msg != "" {
+	if msg := root.Recovered(); msg != "" && (dry || !root.JournalIgnored()) {
+		// (A commit beside an ignored journal is refused with the same words.)
 		fmt.Fprintf(env.Stderr, "hpatch: %s\n", msg)
 	}
-	res, err := patch.Apply(ctx, root, string(src), patch.Options{DryRun: dry})
+	res, err := patch.Apply(ctx, root, string(src), patch.Options{DryRun: dry, Gofmt: gofmt})
 	if err != nil {
 		if res != nil {
 			return &patchFailure{err: err, res: res, json: asJSON}
@@ -182,13 +197,11 @@ func writeJSON(w io.Writer, v any) error {
 
 // formatFailures prints each failure's line and its repair rows.
 func formatFailures(fs []patch.Failure) string {
+	var out bytes.Buffer
+	adm := rows.NewAdmitter(&out, reportBudget)
 	var b []byte
 	for i, f := range fs {
-		if i == maxPrintedFailures {
-			b = fmt.Appendf(b, "hpatch: %d more failures left out\n", len(fs)-i)
-			break
-		}
-		b = append(b, f.Line()...)
+		b = append(b[:0], f.Line()...)
 		b = append(b, '\n')
 		for _, r := range f.Rows {
 			b = rows.AppendRow(b, r.Line, []byte(r.Text))
@@ -199,8 +212,14 @@ func formatFailures(fs []patch.Failure) string {
 			b = append(b, r.Text...)
 			b = append(b, '\n')
 		}
+		if ok, _ := adm.Admit(b); !ok {
+			adm.Flush()
+			out.WriteString("hpatch: " + leftOut(len(fs)-i, "failures"))
+			return out.String()
+		}
 	}
-	return string(b)
+	adm.Flush()
+	return out.String()
 }
 
 // formatResult prints a success: the diff of a dry run, or the file actions
@@ -212,7 +231,8 @@ func formatResult(res *patch.Result) string {
 	if res.Status == patch.StatusUnchanged {
 		return "unchanged: every edit leaves its file as it was\n"
 	}
-	var b []byte
+	var out bytes.Buffer
+	adm := rows.NewAdmitter(&out, reportBudget)
 	counts := map[string]int{}
 	for _, f := range res.Files {
 		counts[f.Action]++
@@ -223,7 +243,7 @@ func formatResult(res *patch.Result) string {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[a], a))
 		}
 	}
-	b = append(b, "applied: "+strings.Join(parts, ", ")+"\n"...)
+	b := []byte("applied: " + strings.Join(parts, ", ") + "\n")
 	for _, f := range res.Files {
 		b = append(b, f.Action...)
 		b = append(b, ' ')
@@ -234,17 +254,34 @@ func formatResult(res *patch.Result) string {
 		b = jsonstr.Append(b, f.Path)
 		b = append(b, '\n')
 	}
+	if ok, _ := adm.Admit(b); !ok {
+		// Too many files to list: the summary line alone.
+		return fmt.Sprintf("applied: %s\n", strings.Join(parts, ", ")) + leftOut(len(res.Files), "file actions")
+	}
 	for i, e := range res.Edits {
-		if i == maxPrintedEdits {
-			b = fmt.Appendf(b, "(%d more edits left out)\n", len(res.Edits)-i)
-			break
-		}
-		b = fmt.Appendf(b, "command %d %s:\n", e.Command, e.Op)
+		b = fmt.Appendf(b[:0], "command %d %s:\n", e.Command, e.Op)
 		for _, r := range e.Rows {
 			b = rows.AppendPrinted(b, rows.Row{Path: e.Path, Line: r.Line, Text: []byte(r.Text)})
 		}
+		if ok, _ := adm.Admit(b); !ok {
+			adm.Flush()
+			out.WriteString(leftOut(len(res.Edits)-i, "edits"))
+			return out.String()
+		}
 	}
-	return string(b)
+	for i, g := range res.Gofmt {
+		b = append(b[:0], "gofmt:\n"...)
+		for _, r := range g.Rows {
+			b = rows.AppendPrinted(b, rows.Row{Path: g.Path, Line: r.Line, Text: []byte(r.Text)})
+		}
+		if ok, _ := adm.Admit(b); !ok {
+			adm.Flush()
+			out.WriteString(leftOut(len(res.Gofmt)-i, "gofmt files"))
+			return out.String()
+		}
+	}
+	adm.Flush()
+	return out.String()
 }
 
 // Recover is rowkit recover: settle a transaction a crash left pending.
@@ -257,11 +294,19 @@ If the process died mid-way, the next rowkit command in the workspace settles
 it; rowkit recover does only that, for the workspace DIR (default: the
 current directory), and says what it did.
 
-exit codes:
-  0  recovered, or nothing was pending
-  1  the pending transaction could not be settled (code journal)
-  2  usage
+A journal is acted on only when it provably belongs to a transaction rowkit
+staged in this workspace on this machine (its own inode and its directory's
+recorded in it, owned by you, mode 0600, not a symlink, naming only rowkit's
+staging files inside the workspace). Any other .rowkit/journal, such as one a
+repository ships, is left alone and reported, and hpatch refuses to write
+beside it until it is removed.
+
 `,
+	Exits: []cli.Exit{
+		{Status: 0, When: "recovered, or nothing was pending"},
+		{Status: 1, When: "journal: the pending transaction could not be settled, or a journal that is not rowkit's own was left alone"},
+		{Status: 2, When: "usage"},
+	},
 	Run: func(_ context.Context, env *cli.Env, args []string) error {
 		if len(args) > 1 || len(args) == 1 && strings.HasPrefix(args[0], "-") {
 			return errs.Usagef("usage: rowkit recover [DIR]")
@@ -275,6 +320,9 @@ exit codes:
 			return err
 		}
 		msg := root.Recovered()
+		if root.JournalIgnored() {
+			return errs.New(workspace.CodeJournal, msg)
+		}
 		if msg == "" {
 			msg = "nothing to recover"
 		}

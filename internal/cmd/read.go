@@ -43,19 +43,13 @@ CHANGED_DURING_READ and a retry of the same range.
 stdout always carries the result in the chosen format (for a failure, its
 notes or its json document); a failure or refusal also prints one line
 "read: CODE: MESSAGE" on stderr.
-
-exit codes:
-  0  ok: text, a directory listing or media (also empty and truncated views)
-  1  failure: INVALID_INPUT (offset or limit not a positive integer),
-     NOT_FOUND (with suggestions), NOT_A_FILE, DANGEROUS_PATH,
-     OUTSIDE_ALLOWED_ROOTS, PERMISSION_DENIED, DENIED, CHANGED_DURING_READ,
-     ABORTED, UNSUPPORTED_BACKEND, EXTENSION_FAILED, IO_ERROR
-  2  usage: no PATH, a second PATH, an unknown option, a missing option
-     value, an unknown format
-  3  unsupported: the content is not text (IMAGE over the media limit,
-     PDF, OFFICE_DOCUMENT, BINARY, UNKNOWN_ENCODING, INVALID_NOTEBOOK,
-     TOO_LARGE)
 `,
+	Exits: []cli.Exit{
+		{Status: 0, When: "ok: text, a directory listing or media (also empty and truncated views)"},
+		{Status: 1, When: "failure: INVALID_INPUT (offset or limit not a positive integer), NOT_FOUND (with suggestions), NOT_A_FILE, DANGEROUS_PATH, OUTSIDE_ALLOWED_ROOTS, PERMISSION_DENIED, DENIED, CHANGED_DURING_READ, ABORTED, UNSUPPORTED_BACKEND, EXTENSION_FAILED, IO_ERROR"},
+		{Status: 2, When: "usage: no PATH, a second PATH, an unknown option, a missing option value, an unknown format"},
+		{Status: 3, When: "unsupported: the content is not text (IMAGE over the media limit, PDF, OFFICE_DOCUMENT, BINARY, UNKNOWN_ENCODING, INVALID_NOTEBOOK, TOO_LARGE)"},
+	},
 	Run: runRead,
 }
 

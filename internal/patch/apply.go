@@ -24,6 +24,10 @@ const CodeRejected = "rejected"
 type Options struct {
 	DryRun bool    // resolve and check, return the diff, write nothing
 	Check  Checker // the syntax check; nil means LangChecker
+	// Gofmt formats the Go files the script writes that were gofmt-clean
+	// before it (and the ones it creates); Result.Gofmt shows the rows it
+	// changed. Off, the engine writes exactly the script's bytes.
+	Gofmt bool
 }
 
 // Apply runs an HPATCH/2 script in the workspace. It returns a Result
@@ -50,7 +54,12 @@ func Apply(ctx context.Context, root *workspace.Root, script string, opts Option
 	if fails := pl.checkSyntax(check); len(fails) > 0 {
 		return reject(fails)
 	}
+	var formatted []FormatRows
+	if opts.Gofmt {
+		formatted = pl.gofmt()
+	}
 	res := pl.result()
+	res.Gofmt = formatted
 	changes := pl.changes()
 	if opts.DryRun {
 		res.Status = StatusDryRun
@@ -69,6 +78,10 @@ func Apply(ctx context.Context, root *workspace.Root, script string, opts Option
 	switch {
 	case errors.As(err, &ce):
 		return reject([]Failure{pl.changedFailure(ce)})
+	case errs.Is(err, workspace.CodeJournal):
+		// A pending journal (foreign, or one that would not settle) stood
+		// in the way: nothing of this script was attempted.
+		return &Result{Status: StatusFailed, Files: []FileAction{}}, err
 	case err != nil:
 		res := &Result{Status: StatusFailed, Files: []FileAction{}}
 		if e, ok := errs.As(err); ok {

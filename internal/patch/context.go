@@ -10,7 +10,12 @@ import (
 )
 
 // Repair context: the rows a rejection shows so that the caller can write
-// the next script without reading the file again.
+// the next script without reading the file again. maxContextRows is a
+// relevance bound, not the output bound: the rows near one requested place
+// (its line and a few either side, the few other lines carrying a stale
+// hash) rarely reach it, and a conflict between distant edits would
+// otherwise list everything between them. The printed report as a whole is
+// bounded by token admission (internal/cmd/patch.go).
 const (
 	contextRadius  = 2 // rows either side of the requested line
 	maxCandidates  = 3 // other lines carrying a stale row's hash

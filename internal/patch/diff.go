@@ -41,6 +41,8 @@ func (pl *plan) diff() string {
 			changes = []change{{0, len(splitLines(old)), 0, 0}}
 		case f.created:
 			changes = []change{{0, 0, 0, len(splitLines(neu))}}
+		case f.formatted:
+			changes = lineDiff(splitLines(old), splitLines(neu))
 		default:
 			changes = f.lineChanges()
 		}

@@ -45,6 +45,8 @@ type fileState struct {
 
 	out  []byte // the new content
 	diff bool   // out differs from base
+
+	formatted bool // gofmt rewrote out after the edits (gofmt.go)
 }
 
 // pending is a type or add command waiting for its targets to resolve.

@@ -19,6 +19,7 @@ type Result struct {
 	Status   string       `json:"status" jsonschema:"applied; unchanged (every edit was a no-op); dry-run (nothing written); rejected (nothing written, see failures); failed (the commit failed and was rolled back)"`
 	Files    []FileAction `json:"files" jsonschema:"the net file actions, in script order"`
 	Edits    []EditRows   `json:"edits,omitempty" jsonschema:"for each edit, the current verified rows at its edges: the surviving neighbours and the first and last rows of the new text"`
+	Gofmt    []FormatRows `json:"gofmt,omitempty" jsonschema:"with the gofmt option: for each Go file it formatted, the rows gofmt wrote differently from the script's text"`
 	Failures []Failure    `json:"failures,omitempty" jsonschema:"why the script was rejected, every independent reason at once"`
 	Diff     string       `json:"diff,omitempty" jsonschema:"dry-run only: the unified diff of every change"`
 }

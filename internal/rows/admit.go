@@ -2,9 +2,8 @@ package rows
 
 import (
 	"io"
-	"sync"
 
-	"github.com/tiktoken-go/tokenizer"
+	"github.com/rowkit/rowkit/internal/tokens"
 )
 
 // The token admission rule (REQ-READ-001), counted in o200k_base tokens over
@@ -37,19 +36,8 @@ var DefaultBudget = Budget{Limit: TokenLimit, Ceiling: TokenCeiling}
 // MaxRowBytes is the longest row that could be admitted under b.
 func (b Budget) MaxRowBytes() int { return b.Ceiling * MaxTokenBytes }
 
-var codec = sync.OnceValue(func() tokenizer.Codec {
-	c, err := tokenizer.Get(tokenizer.O200kBase)
-	if err != nil {
-		panic("rows: o200k_base is not available: " + err.Error())
-	}
-	return c
-})
-
 // CountTokens returns the number of o200k_base tokens in s.
-func CountTokens(s string) int {
-	n, _ := codec().Count(s) // only the strict error mode fails
-	return n
-}
+func CountTokens(s string) int { return tokens.Count(s) }
 
 // Report says what an Admitter let through.
 type Report struct {
@@ -63,23 +51,24 @@ type Report struct {
 // to at most TokenCeiling and seals the output; any row after that, or a row
 // that would pass TokenCeiling, is omitted together with every row after it.
 //
-// A token is at least one byte, so rows totalling at most TokenLimit bytes
-// all fit without counting: the Admitter holds them back uncounted, and a
-// small result never loads the tokenizer (about 45 ms and 10 MB). Once the
-// rows would pass TokenLimit bytes, what is held is counted as one block and
-// written, and every later row is counted on its own. Call Flush when done.
+// A token is at least one byte, so rows totalling at most the budget's Limit
+// in bytes all fit without counting: the Admitter holds them back uncounted,
+// and a small result is never counted at all. Once the rows would pass Limit
+// bytes, what is held is counted as one block and written, and every later
+// row is counted on its own. Call Flush when done.
 //
 // The total is the sum of those counts. It equals the count of the whole
-// output because every row ends in LF and the next row starts with a
-// character that is not white space, so no o200k_base pre-token spans two
-// rows; TestAdmitterCountsWholeOutput checks it on real corpora.
+// output because every row ends in LF and the next row starts with a digit
+// (hread) or a quote (hgrep), neither white space nor the '/' that a
+// punctuation pre-token may absorb after a line end, so no o200k_base
+// pre-token spans two rows; TestAdmitterCountsWholeOutput checks it on real
+// corpora and tokens.FuzzCount the precise condition.
 type Admitter struct {
 	w        io.Writer
 	budget   Budget
 	held     []byte // rows admitted uncounted (at most the budget's Limit in bytes)
 	written  int    // how much of held has been written
 	counting bool   // the rows outgrew held: every row is counted
-	warming  bool   // the tokenizer is loading in the background
 	tokens   int    // the total, once counting
 	report   Report
 }
@@ -107,12 +96,6 @@ func (a *Admitter) Admit(row []byte) (bool, error) {
 		if len(a.held)+len(row) <= a.budget.Limit {
 			a.held = append(a.held, row...)
 			a.report.Rows++
-			if !a.warming && len(a.held) > a.budget.Limit/2 {
-				// Counting is likely: load the tokenizer while the
-				// caller produces more rows.
-				a.warming = true
-				go codec()
-			}
 			return true, nil
 		}
 		a.counting = true
@@ -160,7 +143,7 @@ func (a *Admitter) Omit() { a.report.Omitted = true }
 func (a *Admitter) Report() Report { return a.report }
 
 // Tokens returns the o200k_base tokens of the rows admitted so far. While
-// they are held uncounted, it counts them, loading the tokenizer.
+// they are held uncounted, it counts them.
 func (a *Admitter) Tokens() int {
 	if !a.counting {
 		return CountTokens(string(a.held))

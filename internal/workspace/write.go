@@ -13,6 +13,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/regfile"
@@ -158,6 +159,17 @@ func (r *Root) creatable(rel string) bool {
 // its directory. Recovery is idempotent, so a crash during recovery is
 // recovered by the next one. Each step is one system call that either
 // happened or did not.
+//
+// Recovery runs when any command opens the workspace, so a journal is acted
+// on only when it provably belongs to a transaction rowkit staged here: a
+// repository may ship a .rowkit/journal of its own, and a read must never
+// rename what a repository supplies. The journal records the device and
+// inode of its own file and of the .rowkit directory, and, once staged, of
+// every temporary file and backup; it must be a regular file (not a
+// symlink) owned by the current user with mode 0600, in a real .rowkit
+// directory, naming only clean paths inside the root. A copy (a clone, an
+// archive) has other inodes. Any other journal is left alone and reported
+// (Recovered), and Commit refuses to write beside it.
 
 // Codes of the transaction's failures.
 const (
@@ -206,28 +218,72 @@ type journal struct {
 	State string   `json:"state"`
 	Ops   []op     `json:"ops"`
 	Dirs  []string `json:"dirs,omitempty"` // created by the transaction, parents first
+	Self  fileID   `json:"self"`           // the journal file itself
+	Home  fileID   `json:"home"`           // the .rowkit directory
 }
 
 type op struct {
-	Target string `json:"target"`
-	Temp   string `json:"temp,omitempty"`   // new content, for a write
-	Backup string `json:"backup,omitempty"` // old content, when the target existed
-	Delete bool   `json:"delete,omitempty"`
+	Target   string  `json:"target"`
+	Temp     string  `json:"temp,omitempty"`   // new content, for a write
+	Backup   string  `json:"backup,omitempty"` // old content, when the target existed
+	Delete   bool    `json:"delete,omitempty"`
+	TempID   *fileID `json:"temp_id,omitempty"` // recorded once staged (state commit and after)
+	BackupID *fileID `json:"backup_id,omitempty"`
+}
+
+// fileID is a file's device and inode: what tells rowkit's own staging
+// files from copies of them.
+type fileID struct {
+	Dev uint64 `json:"dev"`
+	Ino uint64 `json:"ino"`
+}
+
+func idOf(fi fs.FileInfo) (fileID, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileID{}, false
+	}
+	return fileID{uint64(st.Dev), uint64(st.Ino)}, true
+}
+
+func ownedByMe(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Geteuid()
+}
+
+// sameID reports whether name in root is the file recorded as id.
+func sameID(root *os.Root, name string, id *fileID) bool {
+	fi, err := root.Lstat(name)
+	if err != nil || id == nil {
+		return false
+	}
+	got, ok := idOf(fi)
+	return ok && got == *id
+}
+
+// lstatID returns the identity of name in root.
+func lstatID(root *os.Root, name string) (*fileID, error) {
+	fi, err := root.Lstat(name)
+	if err != nil {
+		return nil, err
+	}
+	id, ok := idOf(fi)
+	if !ok {
+		return nil, errors.New("the file system gives no inode numbers")
+	}
+	return &id, nil
 }
 
 // Recovered says what Open did to settle a transaction a crash left
 // pending ("" when there was none).
 func (r *Root) Recovered() string { return r.recovered }
 
-// pendingJournal reports whether the workspace at dir holds a journal or
-// the start of one: one Lstat or two, the cost of every Open.
+// pendingJournal reports whether the workspace at dir holds a journal: one
+// Lstat, the cost of every Open. (A journal.tmp alone never decided
+// anything; the next transaction replaces it.)
 func pendingJournal(dir string) bool {
-	for _, n := range []string{journalName, journalTemp} {
-		if _, err := os.Lstat(path.Join(dir, n)); err == nil {
-			return true
-		}
-	}
-	return false
+	_, err := os.Lstat(path.Join(dir, journalName))
+	return err == nil
 }
 
 // faultHook, when set (by tests), runs before every step of a transaction
@@ -250,8 +306,10 @@ func (r *Root) Commit(changes []Change) error {
 	if err != nil {
 		return err
 	}
-	if _, err := r.Recover(); err != nil {
+	if _, foreign, err := r.recover(root); err != nil {
 		return err
+	} else if foreign != "" {
+		return errorf(CodeJournal, "%s; nothing was written: remove it to edit in this workspace", foreign)
 	}
 	var id [6]byte
 	rand.Read(id[:])
@@ -297,6 +355,9 @@ func (r *Root) Commit(changes []Change) error {
 			if err := writeTemp(root, o.Temp, c.Data, c.Mode); err != nil {
 				return fail(err, "staging "+c.Target)
 			}
+			if j.Ops[i].TempID, err = lstatID(root, o.Temp); err != nil {
+				return fail(err, "staging "+c.Target)
+			}
 		}
 		if o.Backup != "" {
 			if err := step("link " + o.Target); err != nil {
@@ -307,6 +368,9 @@ func (r *Root) Commit(changes []Change) error {
 					r.rollback(root, j)
 					return &ChangedError{Target: c.Target}
 				}
+				return fail(err, "keeping the old "+c.Target)
+			}
+			if j.Ops[i].BackupID, err = lstatID(root, o.Backup); err != nil {
 				return fail(err, "keeping the old "+c.Target)
 			}
 			// The backup is the very inode the rename will replace: what
@@ -362,6 +426,13 @@ func sortByDepth(ds []string) {
 }
 
 func writeTemp(root *os.Root, name string, data []byte, mode fs.FileMode) error {
+	return writeNew(root, name, mode, func(*os.File) ([]byte, error) { return data, nil })
+}
+
+// writeNew creates name (it must not exist), writes what content returns
+// (given the open file, so that the content may name the file's identity),
+// sets mode and fsyncs.
+func writeNew(root *os.Root, name string, mode fs.FileMode, content func(*os.File) ([]byte, error)) error {
 	if err := step("create " + name); err != nil {
 		return err
 	}
@@ -370,6 +441,10 @@ func writeTemp(root *os.Root, name string, data []byte, mode fs.FileMode) error 
 		return err
 	}
 	err = step("write " + name)
+	var data []byte
+	if err == nil {
+		data, err = content(f)
+	}
 	if err == nil {
 		_, err = f.Write(data)
 	}
@@ -399,9 +474,24 @@ func (r *Root) writeJournal(root *os.Root, j *journal) error {
 	if _, err := root.Lstat(stateDir + "/.gitignore"); errors.Is(err, fs.ErrNotExist) {
 		root.WriteFile(stateDir+"/.gitignore", []byte("*\n"), 0o644)
 	}
-	data, _ := json.Marshal(j)
+	home, err := root.Lstat(stateDir)
+	if err != nil {
+		return err
+	}
+	if !home.IsDir() {
+		return fmt.Errorf("%s is not a directory", stateDir)
+	}
+	j.Home, _ = idOf(home)
 	root.Remove(journalTemp)
-	if err := writeTemp(root, journalTemp, data, 0o644); err != nil {
+	err = writeNew(root, journalTemp, 0o600, func(f *os.File) ([]byte, error) {
+		fi, err := f.Stat()
+		if err != nil {
+			return nil, err
+		}
+		j.Self, _ = idOf(fi)
+		return json.Marshal(j)
+	})
+	if err != nil {
 		return err
 	}
 	if err := step("rename journal"); err != nil {
@@ -460,6 +550,9 @@ func forward(root *os.Root, j *journal) error {
 		}
 		if _, err := root.Lstat(o.Temp); errors.Is(err, fs.ErrNotExist) {
 			continue // renamed already
+		}
+		if !sameID(root, o.Temp, o.TempID) {
+			return fmt.Errorf("%s is not the file this transaction staged", o.Temp)
 		}
 		if err := step("rename " + o.Target); err != nil {
 			return err
@@ -533,22 +626,36 @@ func (r *Root) rollback(root *os.Root, j *journal) error {
 			_, err := root.Lstat(o.Temp)
 			tempGone = errors.Is(err, fs.ErrNotExist)
 		}
+		// A staging file is removed only when it is the one recorded, or,
+		// before the decision (when none is recorded yet), a regular file
+		// of ours: the journal itself was proven ours before this runs.
+		mine := func(name string, id *fileID) bool {
+			if id != nil {
+				return sameID(root, name, id)
+			}
+			fi, err := root.Lstat(name)
+			return err == nil && fi.Mode().IsRegular() && ownedByMe(fi)
+		}
 		switch {
 		case o.Backup != "" && j.State != stateRevert:
 			// Before the decision no target was touched: the backup is an
 			// extra link, and the target may meanwhile be another writer's.
-			keep(root.Remove(o.Backup))
+			if mine(o.Backup, o.BackupID) {
+				keep(root.Remove(o.Backup))
+			}
 		case o.Backup != "":
-			if _, err := root.Lstat(o.Backup); err == nil {
+			if sameID(root, o.Backup, o.BackupID) {
 				// When target and backup are links of one inode, rename
 				// leaves both; the backup is then dropped below.
 				keep(root.Rename(o.Backup, o.Target))
 				keep(root.Remove(o.Backup))
 			}
 		case o.Temp != "" && tempGone && j.State == stateRevert:
-			keep(root.Remove(o.Target)) // created by the rename, undone
+			if sameID(root, o.Target, o.TempID) {
+				keep(root.Remove(o.Target)) // created by the rename, undone
+			}
 		}
-		if o.Temp != "" {
+		if o.Temp != "" && mine(o.Temp, o.TempID) {
 			keep(root.Remove(o.Temp))
 		}
 	}
@@ -567,44 +674,116 @@ func (r *Root) rollback(root *os.Root, j *journal) error {
 	return removeJournal(root)
 }
 
+// JournalIgnored reports whether Open found a journal that it left alone
+// because it is not provably rowkit's own (Recovered says why).
+func (r *Root) JournalIgnored() bool { return strings.HasPrefix(r.recovered, ignoredPrefix) }
+
+const ignoredPrefix = "ignored " + journalName + ": "
+
 // Recover completes or rolls back a transaction a crash left in the
-// workspace. It reports what it did ("" when there was nothing to do).
+// workspace. It reports what it did ("" when there was nothing to do); a
+// journal that is not provably rowkit's own is left alone and the report
+// says so.
 func (r *Root) Recover() (string, error) {
 	root, err := r.fsRoot()
 	if err != nil {
 		return "", err
 	}
-	fi, err := root.Lstat(journalName)
-	if errors.Is(err, fs.ErrNotExist) {
-		// A journal being written when the process died never decided
-		// anything, and nothing was staged before it.
-		root.Remove(journalTemp)
-		return "", nil
+	msg, foreign, err := r.recover(root)
+	if foreign != "" {
+		return foreign + "; it was left alone", err
 	}
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 16<<20 {
-		return "", errorf(CodeJournal, "cannot read the pending transaction %s/%s", r.dir, journalName)
+	return msg, err
+}
+
+// recover settles a pending transaction. foreign is set, and nothing done,
+// when the journal is not one rowkit staged in this workspace.
+func (r *Root) recover(root *os.Root) (msg, foreign string, err error) {
+	j, why := r.ownJournal(root)
+	if j == nil {
+		if why != "" {
+			foreign = fmt.Sprintf("%snot a transaction rowkit staged here (%s)", ignoredPrefix, why)
+		}
+		return "", foreign, nil
+	}
+	if j.State == stateCommit {
+		if err := forward(root, j); err != nil {
+			return "", "", errorf(CodeJournal, "completing the pending transaction %s: %v", j.ID, regfile.Cause(err))
+		}
+		if err := r.finish(root, j); err != nil {
+			return "", "", errorf(CodeJournal, "completing the pending transaction %s: %v", j.ID, regfile.Cause(err))
+		}
+		return fmt.Sprintf("completed the interrupted transaction %s (%d files)", j.ID, len(j.Ops)), "", nil
+	}
+	if err := r.rollback(root, j); err != nil {
+		return "", "", errorf(CodeJournal, "rolling back the pending transaction %s: %v", j.ID, regfile.Cause(err))
+	}
+	return fmt.Sprintf("rolled back the interrupted transaction %s (%d files)", j.ID, len(j.Ops)), "", nil
+}
+
+// ownJournal reads the pending journal when it provably belongs to a
+// transaction rowkit staged in this workspace. Otherwise it returns nil and
+// why ("" when there is no journal at all).
+func (r *Root) ownJournal(root *os.Root) (*journal, string) {
+	home, err := root.Lstat(stateDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ""
+	}
+	if err != nil || !home.IsDir() {
+		return nil, stateDir + " is not a directory"
+	}
+	fi, err := root.Lstat(journalName)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, ""
+	case err != nil:
+		return nil, regfile.Cause(err).Error()
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return nil, "it is a symlink"
+	case !fi.Mode().IsRegular():
+		return nil, "it is not a regular file"
+	case !ownedByMe(fi):
+		return nil, "it is owned by another user"
+	case fi.Mode().Perm() != 0o600:
+		return nil, fmt.Sprintf("its mode is %04o, not 0600", fi.Mode().Perm())
+	case fi.Size() > 16<<20:
+		return nil, "it is too large"
 	}
 	data, err := root.ReadFile(journalName)
 	if err != nil {
-		return "", errorf(CodeJournal, "cannot read the pending transaction: %v", regfile.Cause(err))
+		return nil, regfile.Cause(err).Error()
 	}
 	var j journal
 	if err := json.Unmarshal(data, &j); err != nil || !j.valid() {
-		return "", errorf(CodeJournal, "the pending transaction %s/%s is malformed; inspect it and remove it", r.dir, journalName)
+		return nil, "it is malformed or names paths outside rowkit's staging files in the workspace"
 	}
-	if j.State == stateCommit {
-		if err := forward(root, &j); err != nil {
-			return "", errorf(CodeJournal, "completing the pending transaction %s: %v", j.ID, regfile.Cause(err))
+	if id, ok := idOf(fi); !ok || id != j.Self {
+		return nil, "it is a copy: its inode is not the one it recorded"
+	}
+	if id, ok := idOf(home); !ok || id != j.Home {
+		return nil, stateDir + " is not the directory it was written in"
+	}
+	if j.State != statePrepare {
+		// Once decided, every staging file is recorded; one that exists
+		// must be that very file.
+		for _, o := range j.Ops {
+			if o.Temp != "" && o.TempID == nil || o.Backup != "" && o.BackupID == nil {
+				return nil, "a staging file is not recorded"
+			}
+			for _, f := range []struct {
+				name string
+				id   *fileID
+			}{{o.Temp, o.TempID}, {o.Backup, o.BackupID}} {
+				if f.name == "" {
+					continue
+				}
+				if _, err := root.Lstat(f.name); err == nil && !sameID(root, f.name, f.id) {
+					return nil, f.name + " is not the file the transaction staged"
+				}
+			}
 		}
-		if err := r.finish(root, &j); err != nil {
-			return "", errorf(CodeJournal, "completing the pending transaction %s: %v", j.ID, regfile.Cause(err))
-		}
-		return fmt.Sprintf("completed the interrupted transaction %s (%d files)", j.ID, len(j.Ops)), nil
 	}
-	if err := r.rollback(root, &j); err != nil {
-		return "", errorf(CodeJournal, "rolling back the pending transaction %s: %v", j.ID, regfile.Cause(err))
-	}
-	return fmt.Sprintf("rolled back the interrupted transaction %s (%d files)", j.ID, len(j.Ops)), nil
+	return &j, ""
 }
 
 // valid checks that a journal names only rowkit's own staging files beside

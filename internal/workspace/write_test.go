@@ -78,7 +78,11 @@ func snapshot(t testing.TB, dir string) map[string]string {
 			}
 			return nil
 		}
-		if rel == ".rowkit/.gitignore" {
+		if strings.HasPrefix(rel, ".rowkit/") {
+			// rowkit's own state: its .gitignore, and a journal.tmp a crash
+			// cut short, which decided nothing and which the next
+			// transaction replaces (recovery never removes a file it
+			// cannot prove its own).
 			return nil
 		}
 		fi, _ := d.Info()
@@ -246,6 +250,9 @@ func TestCommitFaultInjection(t *testing.T) {
 			}
 			r2, err := Open(r.Dir())
 			must(t, err)
+			if _, err := os.Lstat(filepath.Join(r.Dir(), journalName)); err == nil {
+				t.Fatalf("crash at step %d (%s): the journal is still there after recovery (%q)", k, steps[k], r2.Recovered())
+			}
 			got := snapshot(t, r2.Dir())
 			if !equalMaps(got, c.old()) && !equalMaps(got, c.new()) {
 				t.Fatalf("crash at step %d (%s): after recovery neither all old nor all new: %s", k, steps[k], keys(got))
@@ -279,6 +286,9 @@ func TestCommitKilled(t *testing.T) {
 		c.eachFileWhole(t, r.Dir())
 		r2, err := Open(r.Dir())
 		must(t, err)
+		if _, err := os.Lstat(filepath.Join(r.Dir(), journalName)); err == nil {
+			t.Fatalf("killed at step %d (%s): the journal is still there after recovery (%q)", k, steps[k], r2.Recovered())
+		}
 		got := snapshot(t, r2.Dir())
 		switch {
 		case equalMaps(got, c.old()):
@@ -345,24 +355,217 @@ func TestCommitConcurrentWriter(t *testing.T) {
 	}
 }
 
-// A journal planted in the workspace cannot make recovery delete a file
-// that is not its own backup's, nor touch paths outside its pattern.
-func TestRecoverRefusesForeignJournal(t *testing.T) {
-	dir := t.TempDir()
-	must(t, os.WriteFile(filepath.Join(dir, "keep.txt"), []byte("mine"), 0o644))
+// rawSnapshot lists everything under dir, rowkit's state and staging
+// files included: path, type, mode, content or link target.
+func rawSnapshot(t testing.TB, dir string) map[string]string {
+	out := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fi, err := os.Lstat(p)
+		must(t, err)
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			l, _ := os.Readlink(p)
+			out[rel] = "link " + l
+		case fi.IsDir():
+			out[rel] = fmt.Sprintf("dir %o", fi.Mode().Perm())
+		default:
+			data, _ := os.ReadFile(p)
+			out[rel] = fmt.Sprintf("%o %s", fi.Mode().Perm(), data)
+		}
+		return nil
+	})
+	return out
+}
+
+// copyTree copies src to dst as a clone or an archive would: same names,
+// contents, modes and owner, new inodes.
+func copyTree(t testing.TB, src, dst string) {
+	filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		must(t, err)
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		fi, err := os.Lstat(p)
+		must(t, err)
+		switch {
+		case fi.IsDir():
+			must(t, os.MkdirAll(to, fi.Mode().Perm()))
+		case fi.Mode()&fs.ModeSymlink != 0:
+			l, _ := os.Readlink(p)
+			must(t, os.Symlink(l, to))
+		default:
+			data, err := os.ReadFile(p)
+			must(t, err)
+			must(t, os.WriteFile(to, data, fi.Mode().Perm()))
+			must(t, os.Chmod(to, fi.Mode().Perm()))
+		}
+		return nil
+	})
+}
+
+// stepIndex finds the first step of the transaction that starts with name.
+func stepIndex(t testing.TB, steps []string, name string) int {
+	for i, s := range steps {
+		if strings.HasPrefix(s, name) {
+			return i
+		}
+	}
+	t.Fatalf("no step %q in %v", name, steps)
+	return -1
+}
+
+// crashed leaves a transaction cut short at step k in a fresh workspace.
+func crashed(t testing.TB, c txnCase, k int) *Root {
+	r := c.setup(t)
+	if _, ok := runWithFault(r, c, k, true); !ok {
+		t.Fatalf("step %d did not run", k)
+	}
+	if _, err := os.Lstat(filepath.Join(r.Dir(), journalName)); err != nil {
+		t.Fatalf("no journal after a crash at step %d: %v", k, err)
+	}
+	return r
+}
+
+// expectIgnored opens dir, which holds a journal that is not provably
+// rowkit's own: nothing may change, the journal is reported, and a commit
+// beside it is refused.
+func expectIgnored(t *testing.T, dir, why string) {
+	t.Helper()
+	before := rawSnapshot(t, dir)
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatalf("%s: Open failed: %v", why, err)
+	}
+	if msg := r.Recovered(); !strings.Contains(msg, "ignored .rowkit/journal") || !strings.Contains(msg, why) {
+		t.Fatalf("Recovered() = %q, want it to report the ignored journal (%s)", msg, why)
+	}
+	if after := rawSnapshot(t, dir); !equalMaps(before, after) {
+		t.Fatalf("%s: the workspace changed: %s -> %s", why, keys(before), keys(after))
+	}
+	err = r.Commit([]Change{{Target: "z.txt", Data: []byte("z"), Mode: 0o644}})
+	if errs.Code(err) != CodeJournal || !strings.Contains(err.Error(), "nothing was written") {
+		t.Fatalf("%s: Commit beside a foreign journal: %v", why, err)
+	}
+	if after := rawSnapshot(t, dir); !equalMaps(before, after) {
+		t.Fatalf("%s: the refused commit changed the workspace: %s", why, keys(after))
+	}
+}
+
+// A transaction cut short and then copied (a clone of a repository that
+// ships rowkit's staging files, an archive) is not acted on in the copy:
+// every name, mode, content and the owner match, only the inodes differ.
+// The original still recovers.
+func TestRecoverIgnoresCopiedJournal(t *testing.T) {
+	c := newTxnCase(rand.New(rand.NewPCG(21, 21)))
+	steps := countSteps(t, c)
+	tried := 0
+	for k := range steps {
+		orig := c.setup(t)
+		if _, ok := runWithFault(orig, c, k, true); !ok {
+			t.Fatalf("step %d did not run", k)
+		}
+		if _, err := os.Lstat(filepath.Join(orig.Dir(), journalName)); err != nil {
+			continue // no journal yet, or none any more
+		}
+		tried++
+		clone := t.TempDir()
+		copyTree(t, orig.Dir(), clone)
+		expectIgnored(t, clone, "it is a copy")
+		r, err := Open(orig.Dir())
+		must(t, err)
+		if !strings.HasPrefix(r.Recovered(), "rolled back") && !strings.HasPrefix(r.Recovered(), "completed") {
+			t.Fatalf("crash at %s: the original was not recovered: %q", steps[k], r.Recovered())
+		}
+		if got := snapshot(t, r.Dir()); !equalMaps(got, c.old()) && !equalMaps(got, c.new()) {
+			t.Fatalf("crash at %s: after recovery neither all old nor all new: %s", steps[k], keys(got))
+		}
+	}
+	if tried < 20 {
+		t.Fatalf("only %d crash points left a journal", tried)
+	}
+}
+
+// A journal that names paths outside the root, or anything but rowkit's
+// staging files beside clean targets, is never executed, even when it
+// carries its own true inode.
+func TestRecoverIgnoresJournalOutsideRoot(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "ws")
 	must(t, os.MkdirAll(filepath.Join(dir, ".rowkit"), 0o755))
-	// A backup that is a copy, not a link: the delete is not carried out.
-	must(t, os.WriteFile(filepath.Join(dir, ".keep.txt.rowkit-000000000000.old"), []byte("mine"), 0o644))
-	must(t, os.WriteFile(filepath.Join(dir, ".rowkit/journal"), []byte(`{"id":"000000000000","state":"commit","ops":[{"target":"keep.txt","backup":".keep.txt.rowkit-000000000000.old","delete":true}]}`), 0o644))
-	if _, err := Open(dir); err != nil {
-		t.Fatal(err)
+	must(t, os.WriteFile(filepath.Join(parent, "x"), []byte("outside"), 0o644))
+	must(t, os.WriteFile(filepath.Join(parent, ".x.rowkit-000000000000.tmp"), []byte("evil"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "keep.txt"), []byte("mine"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "other.txt"), []byte("evil"), 0o644))
+	home, err := os.Lstat(filepath.Join(dir, ".rowkit"))
+	must(t, err)
+	for _, ops := range []string{
+		`[{"target":"../x","temp":"../.x.rowkit-000000000000.tmp"}]`,
+		`[{"target":"/etc/x","temp":"/etc/.x.rowkit-000000000000.tmp"}]`,
+		`[{"target":"keep.txt","temp":"other.txt"}]`,
+		`[{"target":"keep.txt/../../x","temp":"keep.txt/../../.x.rowkit-000000000000.tmp"}]`,
+	} {
+		// The journal file written in place, so that it can name its own
+		// inode and its directory's.
+		p := filepath.Join(dir, ".rowkit/journal")
+		os.Remove(p)
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		must(t, err)
+		fi, err := f.Stat()
+		must(t, err)
+		self, _ := idOf(fi)
+		hid, _ := idOf(home)
+		fmt.Fprintf(f, `{"id":"000000000000","state":"commit","ops":%s,"self":{"dev":%d,"ino":%d},"home":{"dev":%d,"ino":%d}}`, ops, self.Dev, self.Ino, hid.Dev, hid.Ino)
+		must(t, f.Close())
+		expectIgnored(t, dir, "names paths outside")
+		if data, _ := os.ReadFile(filepath.Join(parent, "x")); string(data) != "outside" {
+			t.Fatalf("%s: the file outside the root changed: %q", ops, data)
+		}
 	}
-	if data, err := os.ReadFile(filepath.Join(dir, "keep.txt")); err != nil || string(data) != "mine" {
-		t.Fatalf("keep.txt: %q %v", data, err)
+}
+
+// A journal that is a symlink (even to rowkit's own journal of a real
+// transaction), in a .rowkit that is a symlink, with a mode other than
+// 0600, or owned by someone else, is ignored.
+func TestRecoverIgnoresUnprovenJournal(t *testing.T) {
+	c := newTxnCase(rand.New(rand.NewPCG(23, 23)))
+	steps := countSteps(t, c)
+	k := stepIndex(t, steps, "rename a.txt")
+
+	r := crashed(t, c, k)
+	j := filepath.Join(r.Dir(), journalName)
+	must(t, os.Rename(j, j+".real"))
+	must(t, os.Symlink("journal.real", j))
+	expectIgnored(t, r.Dir(), "it is a symlink")
+
+	r = crashed(t, c, k)
+	elsewhere := filepath.Join(t.TempDir(), "state")
+	must(t, os.Rename(filepath.Join(r.Dir(), ".rowkit"), elsewhere))
+	must(t, os.Symlink(elsewhere, filepath.Join(r.Dir(), ".rowkit")))
+	expectIgnored(t, r.Dir(), ".rowkit is not a directory")
+
+	r = crashed(t, c, k)
+	must(t, os.Chmod(filepath.Join(r.Dir(), journalName), 0o644))
+	expectIgnored(t, r.Dir(), "its mode is 0644")
+
+	if os.Geteuid() == 0 {
+		r = crashed(t, c, k)
+		must(t, os.Chown(filepath.Join(r.Dir(), journalName), 65534, 65534))
+		expectIgnored(t, r.Dir(), "owned by another user")
 	}
-	// Paths outside the pattern make the journal malformed.
-	must(t, os.WriteFile(filepath.Join(dir, ".rowkit/journal"), []byte(`{"id":"000000000000","state":"rollback","ops":[{"target":"../x","temp":"../.x.rowkit-000000000000.tmp"}]}`), 0o644))
-	if _, err := Open(dir); errs.Code(err) != CodeJournal {
-		t.Fatalf("got %v", err)
+
+	// A staged file swapped for another after the decision.
+	r = crashed(t, c, k)
+	tmp := filepath.Join(r.Dir(), "sub/new/.b2.txt.rowkit-")
+	matches, _ := filepath.Glob(tmp + "*.tmp")
+	if len(matches) != 1 {
+		t.Fatalf("staged files: %v", matches)
 	}
+	data, err := os.ReadFile(matches[0])
+	must(t, err)
+	must(t, os.Remove(matches[0]))
+	must(t, os.WriteFile(matches[0], data, 0o755))
+	expectIgnored(t, r.Dir(), "is not the file the transaction staged")
 }

@@ -1,0 +1,66 @@
+package cmd
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/rowkit/rowkit/internal/patch"
+	"github.com/rowkit/rowkit/internal/rows"
+)
+
+// The text reports are bounded by token admission: whole blocks up to the
+// budget, then one line saying how many were left out; a report that fits
+// is printed whole.
+func TestPatchReportBudget(t *testing.T) {
+	recs := func(n int) []rows.Record {
+		var rs []rows.Record
+		for i := range n {
+			text := fmt.Sprintf("\tline %d of some code(%d) // with a comment", i, i*7)
+			rs = append(rs, rows.Record{Line: i + 1, Hash: rows.Hash([]byte(text)), Text: text})
+		}
+		return rs
+	}
+	var fails []patch.Failure
+	for i := range 2000 {
+		fails = append(fails, patch.Failure{Command: i + 1, Op: "type", Path: "a.go", Reason: patch.ReasonRowStale, Message: "the row changed", Rows: recs(5)})
+	}
+	var edits []patch.EditRows
+	for i := range 2000 {
+		edits = append(edits, patch.EditRows{Command: i + 2, Op: "type", Path: "a.go", Rows: recs(4)})
+	}
+	res := &patch.Result{Status: patch.StatusApplied, Files: []patch.FileAction{{Action: "modified", Path: "a.go"}}, Edits: edits}
+
+	for _, c := range []struct {
+		name, out, trailer string
+		blocks             func(string) int
+	}{
+		{"failures", formatFailures(fails), "hpatch: %d more failures left out: output incomplete: 15,000-token limit reached\n",
+			func(s string) int { return strings.Count(s, ", reason row-stale: ") }},
+		{"edits", formatResult(res), "%d more edits left out: output incomplete: 15,000-token limit reached\n",
+			func(s string) int { return strings.Count(s, "command ") }},
+	} {
+		lines := strings.SplitAfter(c.out, "\n")
+		last := lines[len(lines)-2]
+		body := strings.TrimSuffix(c.out, last)
+		n := c.blocks(body)
+		if want := fmt.Sprintf(c.trailer, 2000-n); last != want {
+			t.Fatalf("%s: last line %q, want %q", c.name, last, want)
+		}
+		if tk := rows.CountTokens(body); tk <= rows.TokenLimit || tk > rows.TokenCeiling {
+			t.Fatalf("%s: %d tokens before the closing line, want just past %d and at most %d", c.name, tk, rows.TokenLimit, rows.TokenCeiling)
+		}
+		if n < 100 || n >= 2000 {
+			t.Fatalf("%s: %d blocks printed", c.name, n)
+		}
+	}
+
+	// Small reports are whole.
+	if out := formatFailures(fails[:3]); strings.Contains(out, "left out") || strings.Count(out, "reason row-stale") != 3 {
+		t.Fatalf("small rejection cut: %q", out)
+	}
+	res.Edits = edits[:3]
+	if out := formatResult(res); strings.Contains(out, "left out") || strings.Count(out, "command ") != 3 {
+		t.Fatalf("small report cut: %q", out)
+	}
+}
