@@ -308,3 +308,37 @@ func TestStdioSurvivesBadFrames(t *testing.T) {
 		t.Fatal("ServeStdio did not return when stdin ended")
 	}
 }
+
+// TestConcurrentEdits: edits arriving at once are applied one after the
+// other, each against the file as the previous one left it.
+func TestConcurrentEdits(t *testing.T) {
+	root := fileRoot(t)
+	cs := connect(t, newServer(t, Options{Roots: []string{root}}), nil)
+	var wg sync.WaitGroup
+	for i := 0; i < 10; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "edit",
+				Arguments: map[string]any{"script": fmt.Sprintf("in sub/c.txt\nadd EOF \"line %d\\n\"\n", i)}})
+			if err != nil || res.IsError {
+				t.Errorf("edit %d: %v %s", i, err, text(res))
+			}
+		}()
+	}
+	wg.Wait()
+	b, _ := os.ReadFile(filepath.Join(root, "sub", "c.txt"))
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) != 11 || lines[0] != "alpha again" {
+		t.Fatalf("after 10 concurrent edits:\n%s", b)
+	}
+	seen := map[string]bool{}
+	for _, l := range lines[1:] {
+		seen[l] = true
+	}
+	for i := 0; i < 10; i++ {
+		if !seen[fmt.Sprintf("line %d", i)] {
+			t.Errorf("line %d is missing:\n%s", i, b)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -59,14 +58,10 @@ func (s *Server) addEdit() {
 	}, s.edit)
 }
 
-// editMu serialises edits: each commits a journalled transaction in the
-// root, and two at once would race for the same files.
-var editMu sync.Mutex
-
 func (s *Server) edit(ctx context.Context, req *mcp.CallToolRequest, in EditInput) (*mcp.CallToolResult, *patch.Result, error) {
 	r := s.callRoots(ctx, req)[0]
-	editMu.Lock()
-	defer editMu.Unlock()
+	s.editMu.Lock()
+	defer s.editMu.Unlock()
 	res, err := patch.Apply(ctx, r.ws, in.Script, patch.Options{DryRun: in.DryRun})
 	if res == nil {
 		return nil, nil, err

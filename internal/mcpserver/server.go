@@ -38,6 +38,10 @@ type Server struct {
 	allow    []string // validations an MCP caller may run, in config order
 	log      *log.Logger
 	sessions sync.Map // *mcp.ServerSession -> *sessionRoots
+
+	// editMu serialises edits: each commits a journalled transaction in
+	// the root, and two at once would race for the same files.
+	editMu sync.Mutex
 }
 
 // Instructions tell the client how the tools fit together.
