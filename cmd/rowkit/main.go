@@ -20,6 +20,7 @@ var commands = []*cli.Command{
 	cmd.Inspect,
 	cmd.Patch,
 	cmd.Recover,
+	cmd.MCP,
 }
 
 func main() {

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Measures rowkit mcp from a real MCP client (the Go SDK, launching the
+# server as a subprocess over stdio, as Claude Code or Cursor do):
+#
+#   bench/mcp.sh [CALLS] [RSS_CALLS]
+#
+# 1. round-trip latency p50/p99 of read_file, inspect_file, search and
+#    inspect_repository over CALLS calls (default 200), next to the same
+#    work through the CLI (one process per call);
+# 2. the server's resident memory after RSS_CALLS calls (default 10,000);
+# 3. the tokens of inspect_file's text (and of the JSON envelope) against
+#    the file's verified rows, over the Go tree, the Python standard
+#    library and npm.
+# The file is $(go env GOROOT)/src/go/printer/nodes.go (1,999 lines),
+# copied with a small git repository into bench/out/_mcp/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+calls=${1:-200}
+rss_calls=${2:-10000}
+out=bench/out/_mcp # a leading _ keeps the copied Go file out of go build ./...
+rm -rf "$out"
+mkdir -p "$out/ws/repo"
+bin=bench/out/rowkit
+go build -o "$bin" ./cmd/rowkit
+go build -o bench/out/mcpbench ./bench/mcpbench
+bin=$(cd "$(dirname "$bin")" && pwd)/rowkit
+src=$(go env GOROOT)/src/go/printer/nodes.go
+cp "$src" "$out/ws/nodes.go"
+(
+	cd "$out/ws/repo"
+	git init -q -b main
+	cp "$src" nodes.go
+	git -c user.name=b -c user.email=b@example.com add nodes.go
+	git -c user.name=b -c user.email=b@example.com commit -q -m base
+	echo "// changed" >>nodes.go
+	echo new >new.txt
+)
+ws=$(cd "$out/ws" && pwd)
+printf 'rowkit mcp, %s, %s lines in nodes.go, %d calls per tool; %s cores, load %s\n' \
+	"$(date -u '+%Y-%m-%d %H:%M UTC')" "$(wc -l <"$ws/nodes.go")" "$calls" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+bench/out/mcpbench latency -bin "$bin" -dir "$ws" -file nodes.go -repo repo -n "$calls"
+bench/out/mcpbench rss -bin "$bin" -dir "$ws" -file nodes.go -n "$rss_calls"
+py=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])' 2>/dev/null || true)
+npmdir=$(npm root -g 2>/dev/null)/npm
+corpora=("$(go env GOROOT)/src" "$(go env GOROOT)/src/net/http")
+[ -n "$py" ] && [ -d "$py" ] && corpora+=("$py")
+[ -d "$npmdir" ] && corpora+=("$npmdir")
+bench/out/mcpbench tokens "${corpora[@]}"

@@ -1,0 +1,68 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/base64"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rowkit/rowkit/internal/read"
+	"github.com/rowkit/rowkit/internal/rows"
+)
+
+// ReadFileInput is the arguments of read_file.
+type ReadFileInput struct {
+	Path   string `json:"path" jsonschema:"the file or directory to read: a path relative to the first workspace root, or an absolute path inside a root"`
+	Offset *int   `json:"offset,omitempty" jsonschema:"first line to show, one-based (default 1)"`
+	Limit  *int   `json:"limit,omitempty" jsonschema:"most lines to show (default and ceiling 2000)"`
+}
+
+func (s *Server) addReadFile() {
+	in := mustSchema[ReadFileInput]()
+	in.Properties["path"].MinLength = iptr(1)
+	in.Properties["offset"].Minimum = fptr(1)
+	in.Properties["limit"].Minimum = fptr(1)
+	register(s, &mcp.Tool{
+		Name:  "read_file",
+		Title: "Read a file as verified rows",
+		Description: "Reads a text file (or a directory listing, a notebook, an image) as verified rows LINE:HASH TEXT: copy a LINE:HASH into an edit to target that exact line. " +
+			"Bounded: at most limit lines (2,000), 50 KiB and 15,000 tokens per view; continuation.next is the exact input that reads on. Binary files are refused with a note, never dumped.",
+		InputSchema:  in,
+		OutputSchema: outputSchema[read.Result](),
+		Annotations: &mcp.ToolAnnotations{
+			ReadOnlyHint:    true,
+			IdempotentHint:  true,
+			DestructiveHint: bptr(false),
+			OpenWorldHint:   bptr(false),
+		},
+	}, s.readFile)
+}
+
+// readBudget is the token budget of one read_file view, the budget of
+// every verified-row output.
+var readBudget = rows.DefaultBudget
+
+// readViewBudget makes each read's token admission; a benchmark sets it to
+// nil to see what the counting costs.
+var readViewBudget = read.Tokens(readBudget)
+
+func (s *Server) readFile(ctx context.Context, req *mcp.CallToolRequest, in ReadFileInput) (*mcp.CallToolResult, *read.Result, error) {
+	r, rel, err := locate(s.callRoots(ctx, req), in.Path)
+	if err != nil {
+		return nil, nil, withPath(in.Path, err)
+	}
+	res, err := read.Read(ctx, r.ws, read.Input{Path: rel, Offset: in.Offset, Limit: in.Limit}, read.Options{Budget: readViewBudget})
+	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(read.Format(res, read.FormatRows))}}}
+	// A failed read is still a result of the reader's own shape, with its
+	// error code; the call is an error result all the same.
+	out.IsError = res.Status == read.StatusError
+	for _, p := range res.Parts {
+		if data, derr := base64.StdEncoding.DecodeString(p.Data); derr == nil {
+			out.Content = append(out.Content, &mcp.ImageContent{Data: data, MIMEType: p.MediaType})
+		}
+	}
+	_ = err // the Result carries the error code; err repeats it
+	return out, res, nil
+}
+
+func fptr(f float64) *float64 { return &f }

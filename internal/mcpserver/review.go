@@ -1,0 +1,249 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/review"
+)
+
+// InspectRepositoryInput is the arguments of inspect_repository.
+type InspectRepositoryInput struct {
+	RepoPath string   `json:"repo_path" jsonschema:"the git work tree: a path relative to the first workspace root, or an absolute path inside a root"`
+	BaseRef  string   `json:"base_ref,omitempty" jsonschema:"base of the committed scope: a branch, tag or commit; default origin/HEAD, origin/main, origin/master, main or master"`
+	Scopes   []string `json:"scopes,omitempty" jsonschema:"the scopes to list: committed, staged, unstaged, untracked; default all four"`
+	Detail   string   `json:"detail,omitempty" jsonschema:"summary (default): the union of the changed paths; full: every scope with added/removed line counts"`
+}
+
+// RunValidationsInput is the arguments of run_validations.
+type RunValidationsInput struct {
+	RepoPath    string   `json:"repo_path" jsonschema:"the git work tree the validations run in: a path relative to the first workspace root, or an absolute path inside a root"`
+	Validations []string `json:"validations" jsonschema:"names of validations from the operator's allowlist, run one after another"`
+}
+
+// refPattern refuses in the schema what git could read as an option or
+// what carries control characters; the engine checks again.
+const refPattern = `^[^-\x00-\x1f\x7f][^\x00-\x1f\x7f]*$`
+
+func inspectRepositorySchema() *jsonschema.Schema {
+	s := mustSchema[InspectRepositoryInput]()
+	s.Properties["repo_path"].MinLength = iptr(1)
+	s.Properties["base_ref"].Pattern = refPattern
+	s.Properties["base_ref"].MaxLength = iptr(256)
+	s.Properties["scopes"].Items.Enum = []any{review.ScopeCommitted, review.ScopeStaged, review.ScopeUnstaged, review.ScopeUntracked}
+	s.Properties["scopes"].UniqueItems = true
+	s.Properties["detail"].Enum = []any{review.DetailSummary, review.DetailFull}
+	return s
+}
+
+func (s *Server) runValidationsSchema() *jsonschema.Schema {
+	sc := mustSchema[RunValidationsInput]()
+	sc.Properties["repo_path"].MinLength = iptr(1)
+	v := sc.Properties["validations"]
+	v.MinItems = iptr(1)
+	v.UniqueItems = true
+	enum := make([]any, len(s.allow))
+	for i, n := range s.allow {
+		enum[i] = n
+	}
+	v.Items.Enum = enum
+	v.Description += ": " + s.allowDescription()
+	return sc
+}
+
+func (s *Server) allowDescription() string {
+	d := ""
+	for i, n := range s.allow {
+		if i > 0 {
+			d += "; "
+		}
+		d += n
+		if v := s.config.Validations[n]; v.Description != "" {
+			d += " (" + v.Description + ")"
+		}
+	}
+	return d
+}
+
+func iptr(n int) *int { return &n }
+
+func (s *Server) addInspectRepository() {
+	register(s, &mcp.Tool{
+		Name:  "inspect_repository",
+		Title: "What changed in a git repository",
+		Description: "Lists the paths changed in a git work tree in four disjoint scopes (committed since the base, staged, unstaged, untracked) with their status, and in detail full their added/removed line counts; never diff bodies. " +
+			"Executes nothing from the repository. Bounded: 50 paths per scope, counts stay true; the truncation field says what was left out.",
+		InputSchema:  inspectRepositorySchema(),
+		OutputSchema: outputSchema[review.Report](),
+		Annotations: &mcp.ToolAnnotations{
+			ReadOnlyHint:    true,
+			IdempotentHint:  true,
+			DestructiveHint: bptr(false),
+			OpenWorldHint:   bptr(false),
+		},
+	}, s.inspectRepository)
+}
+
+func (s *Server) inspectRepository(ctx context.Context, req *mcp.CallToolRequest, in InspectRepositoryInput) (*mcp.CallToolResult, *review.Report, error) {
+	o := review.Options{
+		BaseRef: in.BaseRef,
+		Scopes:  in.Scopes,
+		Detail:  in.Detail,
+	}
+	if o.Detail == "" {
+		o.Detail = review.DetailSummary
+	}
+	return s.review(ctx, req, in.RepoPath, o)
+}
+
+// review runs the review engine on a repository confined to the root the
+// path lies in, with the server's bounds: the engine resolves the path and
+// refuses a repository whose top level or git directory lies outside that
+// root before git or any validation runs.
+func (s *Server) review(ctx context.Context, req *mcp.CallToolRequest, repoPath string, o review.Options) (*mcp.CallToolResult, *review.Report, error) {
+	r, rel, err := locate(s.callRoots(ctx, req), repoPath)
+	if err != nil {
+		return nil, nil, withPath(repoPath, err)
+	}
+	o.Root, o.Repo = r.ws, rel
+	o.MaxFiles = review.ServerMaxFiles
+	o.MaxOutputBytes = review.ServerMaxOutputBytes
+	o.MaxTotalOutputBytes = review.ServerMaxTotalOutputBytes
+	rep, err := review.Inspect(ctx, o)
+	if err != nil {
+		return nil, nil, withPath(repoPath, err)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(rep.Markdown())}}}, rep, nil
+}
+
+func (s *Server) addRunValidations() {
+	register(s, &mcp.Tool{
+		Name:  "run_validations",
+		Title: "Run the operator's validations",
+		Description: "Runs named validation commands from the operator's allowlist in a git work tree, one after another, and reports what changed plus each command's status, exit code and bounded output (4 KiB per stream, head and tail). " +
+			"Only the allowlisted names can run; nothing else, no shell. A validation that fails is a successful call with ok:false. Long runs send progress notifications.",
+		InputSchema:  s.runValidationsSchema(),
+		OutputSchema: outputSchema[review.Report](),
+		Annotations: &mcp.ToolAnnotations{
+			ReadOnlyHint:    false,
+			IdempotentHint:  false,
+			DestructiveHint: bptr(false),
+			OpenWorldHint:   bptr(false),
+		},
+	}, s.runValidations)
+}
+
+// progressEvery is how often a long validation reports that it still runs.
+var progressEvery = 2 * time.Second
+
+func (s *Server) runValidations(ctx context.Context, req *mcp.CallToolRequest, in RunValidationsInput) (*mcp.CallToolResult, *review.Report, error) {
+	o := review.Options{Detail: review.DetailSummary}
+	for _, n := range in.Validations {
+		if !contains(s.allow, n) {
+			// The schema's enum already refuses it; a client that skips
+			// validation still cannot name anything else.
+			return nil, nil, errs.Errorf(errs.Usage, "%q is not an allowed validation", n)
+		}
+		p, err := s.config.Plan(n, review.DefaultTimeout)
+		if err != nil {
+			return nil, nil, err
+		}
+		o.Validations = append(o.Validations, p)
+	}
+	pr := newProgress(ctx, req)
+	defer pr.stop()
+	o.Progress = pr.validation
+	return s.review(ctx, req, in.RepoPath, o)
+}
+
+// progress sends MCP progress notifications for one call, when the client
+// asked for them: one as each validation starts and ends, and one every
+// progressEvery while a validation runs. The value counts notifications,
+// so it always increases, as the protocol requires.
+type progress struct {
+	ctx   context.Context
+	req   *mcp.CallToolRequest
+	token any
+
+	mu      sync.Mutex
+	n       float64
+	current string // the running validation's message, "" between them
+	done    chan struct{}
+	ended   chan struct{}
+}
+
+func newProgress(ctx context.Context, req *mcp.CallToolRequest) *progress {
+	p := &progress{ctx: ctx, req: req, done: make(chan struct{}), ended: make(chan struct{})}
+	if req == nil || req.Session == nil || req.Params.GetProgressToken() == nil {
+		close(p.ended)
+		return p
+	}
+	p.token = req.Params.GetProgressToken()
+	start := time.Now()
+	go func() {
+		defer close(p.ended)
+		t := time.NewTicker(progressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				p.mu.Lock()
+				if p.current != "" {
+					p.sendLocked(fmt.Sprintf("%s (%.0fs)", p.current, time.Since(start).Seconds()))
+				}
+				p.mu.Unlock()
+			}
+		}
+	}()
+	return p
+}
+
+func (p *progress) validation(v review.Progress) {
+	if p.token == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	msg := fmt.Sprintf("validation %d of %d (%s)", v.Index+1, v.Total, v.ID)
+	if v.Done {
+		p.current = ""
+		msg += ": " + v.Status
+	} else {
+		p.current = msg + " running"
+		msg += " started"
+	}
+	p.sendLocked(msg)
+}
+
+func (p *progress) sendLocked(msg string) {
+	p.n++
+	p.req.Session.NotifyProgress(p.ctx, &mcp.ProgressNotificationParams{ProgressToken: p.token, Progress: p.n, Message: msg})
+}
+
+func (p *progress) stop() {
+	select {
+	case <-p.done:
+	default:
+		close(p.done)
+	}
+	<-p.ended
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

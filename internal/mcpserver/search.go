@@ -1,0 +1,106 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/grep"
+	"github.com/rowkit/rowkit/internal/rows"
+)
+
+// SearchInput is the arguments of search.
+type SearchInput struct {
+	Pattern  string   `json:"pattern,omitempty" jsonschema:"a regular expression (ripgrep syntax), or a literal string with fixed; give pattern or patterns"`
+	Patterns []string `json:"patterns,omitempty" jsonschema:"several patterns; a line matching any of them is a match"`
+	Paths    []string `json:"paths,omitempty" jsonschema:"files or directories to search, relative to the first workspace root or absolute inside a root; none searches the whole first root"`
+	Glob     []string `json:"glob,omitempty" jsonschema:"include (or with a leading ! exclude) files whose path matches, e.g. *.go or !vendor/**"`
+	Type     []string `json:"type,omitempty" jsonschema:"ripgrep file types to search, e.g. go, py, js"`
+	Case     string   `json:"case,omitempty" jsonschema:"sensitive (default), insensitive, or smart (insensitive unless a pattern has an upper-case letter)"`
+	Fixed    bool     `json:"fixed,omitempty" jsonschema:"treat the patterns as literal strings"`
+	Word     bool     `json:"word,omitempty" jsonschema:"match whole words only"`
+	Context  int      `json:"context,omitempty" jsonschema:"rows of context before and after each matched row"`
+	MaxCount int      `json:"max_count,omitempty" jsonschema:"stop searching a file after this many matching lines; 0 means no limit"`
+}
+
+func (s *Server) addSearch() {
+	in := mustSchema[SearchInput]()
+	in.Properties["case"].Enum = []any{"sensitive", "insensitive", "smart"}
+	in.Properties["context"].Minimum = fptr(0)
+	in.Properties["context"].Maximum = fptr(grep.MaxContext)
+	in.Properties["max_count"].Minimum = fptr(0)
+	in.Properties["patterns"].MinItems = iptr(1)
+	register(s, &mcp.Tool{
+		Name:  "search",
+		Title: "Search the workspace",
+		Description: "Searches files with ripgrep (its regex syntax and ignore rules) and returns every matching line, and context lines, as a verified row \"PATH\":LINE:HASH TEXT, each once, in ripgrep's order. " +
+			"Bounded by 15,000 tokens: an incomplete result says so (complete:false) and keeps the rows that fit; narrow the paths, glob or pattern to see the rest.",
+		InputSchema:  in,
+		OutputSchema: outputSchema[grep.Result](),
+		Annotations: &mcp.ToolAnnotations{
+			ReadOnlyHint:    true,
+			IdempotentHint:  true,
+			DestructiveHint: bptr(false),
+			OpenWorldHint:   bptr(false),
+		},
+	}, s.search)
+}
+
+// searchBudget is the token budget of one search.
+var searchBudget = rows.DefaultBudget
+
+func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, *grep.Result, error) {
+	q := grep.Query{Patterns: in.Patterns, Globs: in.Glob, Types: in.Type, Case: in.Case,
+		Fixed: in.Fixed, Word: in.Word, Context: in.Context, MaxCount: in.MaxCount}
+	switch {
+	case in.Pattern != "" && len(in.Patterns) > 0:
+		return nil, nil, errs.Usagef("give pattern or patterns, not both")
+	case in.Pattern != "":
+		q.Patterns = []string{in.Pattern}
+	case len(in.Patterns) == 0:
+		return nil, nil, errs.Usagef("give a pattern (or patterns) to search for")
+	}
+	roots := s.callRoots(ctx, req)
+	r := roots[0]
+	for i, p := range in.Paths {
+		pr, rel, err := locate(roots, p)
+		if err != nil {
+			return nil, nil, withPath(p, err)
+		}
+		if i == 0 {
+			r = pr
+		} else if pr.ws != r.ws {
+			return nil, nil, errs.Usagef("the paths lie in different roots (%s, %s); search one root at a time", r.ws.Dir(), pr.ws.Dir())
+		}
+		q.Paths = append(q.Paths, rel)
+	}
+	plan, err := q.Plan()
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := grep.Collect(ctx, plan, grep.Config{Root: r.ws, Budget: searchBudget})
+	if err != nil {
+		return nil, nil, err
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: searchText(res)}}}, res, nil
+}
+
+// searchText is the rows as hgrep prints them, then why the result is not
+// the whole search, when it is not.
+func searchText(res *grep.Result) string {
+	var b []byte
+	for _, r := range res.Rows {
+		b = rows.AppendPrinted(b, rows.Row{Path: r.Path, Line: r.Line, Text: []byte(r.Text)})
+	}
+	if res.Incomplete != nil {
+		b = append(b, "[search: "+res.Incomplete.Code+"] "+res.Incomplete.Message+"\n"...)
+	}
+	for _, sk := range res.Skipped {
+		b = append(b, "[search: skipped] "+oneLine(sk)+"\n"...)
+	}
+	if len(b) == 0 {
+		b = []byte("no matches\n")
+	}
+	return string(b)
+}

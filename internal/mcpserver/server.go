@@ -1,0 +1,150 @@
+// Package mcpserver owns rowkit's MCP surface: a stdio server on the
+// official Go SDK that serves the engines (inspect, review, grep, the
+// reader) as tools. It is an adapter like internal/cmd: each tool file
+// turns typed arguments into an engine call inside a confinement root and
+// the engine's result into structuredContent plus a compact text for the
+// model. It owns confinement across roots (the operator's --root
+// directories, narrowed by the client's MCP roots), the failure envelope of
+// every tool and the operator's validation allowlist.
+package mcpserver
+
+import (
+	"context"
+	"io"
+	"log"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rowkit/rowkit/internal/review"
+	"github.com/rowkit/rowkit/internal/workspace"
+)
+
+// Options configure a server.
+type Options struct {
+	Roots   []string // --root directories; none means the current directory
+	Config  string   // --config: the operator's validation allowlist, "" for none
+	Version string   // reported as serverInfo.version
+	Log     io.Writer
+}
+
+// Server is rowkit's MCP server.
+type Server struct {
+	mcp      *mcp.Server
+	roots    []root
+	config   *review.Config
+	allow    []string // validations an MCP caller may run, in config order
+	log      *log.Logger
+	sessions sync.Map // *mcp.ServerSession -> *sessionRoots
+
+	// editMu serialises edits: each commits a journalled transaction in
+	// the root, and two at once would race for the same files.
+	editMu sync.Mutex
+}
+
+// Instructions tell the client how the tools fit together.
+const Instructions = `rowkit serves this workspace as verified rows: every source line it shows is "LINE:HASH TEXT", and LINE:HASH names that exact line, so an edit can target it and fails safely if the line changed. Workflow: outline a file with inspect_file (each entry is ROW..ROW kind name) or find lines with search; read only the rows you need with read_file (offset and limit); copy the LINE:HASH identities you saw into your edit. inspect_repository says what changed in a git repository. Paths are relative to the first workspace root (absolute paths must lie inside a root). Every output is bounded and says what it left out; an error result carries a machine code in structuredContent.error.code.`
+
+// New builds the server: roots opened and canonical, the config read, the
+// tools registered.
+func New(o Options) (*Server, error) {
+	logw := o.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	s := &Server{log: log.New(logw, "rowkit mcp: ", 0)}
+	dirs := o.Roots
+	if len(dirs) == 0 {
+		dirs = []string{"."}
+	}
+	for _, d := range dirs {
+		r, err := openRoot(d)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.ContainsFunc(s.roots, func(x root) bool { return x.ws.Dir() == r.ws.Dir() }) {
+			s.roots = append(s.roots, r)
+		}
+	}
+	if o.Config != "" {
+		c, err := review.LoadConfig(o.Config)
+		if err != nil {
+			return nil, err
+		}
+		s.config = c
+		if c.MCP != nil {
+			s.allow = append(s.allow, c.MCP.AllowValidations...)
+		}
+	}
+	version := o.Version
+	if version == "" {
+		version = "devel"
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "rowkit", Title: "rowkit", Version: version}, &mcp.ServerOptions{
+		Instructions:            Instructions,
+		RootsListChangedHandler: s.rootsChanged,
+		Capabilities:            &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+	})
+	s.addTools()
+	return s, nil
+}
+
+// MCP returns the SDK server, for transports and in-process tests.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Run serves one client on t until it disconnects or ctx ends.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	return s.mcp.Run(ctx, t)
+}
+
+// Banner is the one line the command prints on stderr at start.
+func (s *Server) Banner() string {
+	var b strings.Builder
+	b.WriteString("rowkit mcp: roots ")
+	b.WriteString(rootList(s.roots))
+	if s.config == nil {
+		b.WriteString("; no --config, run_validations is off")
+	} else {
+		b.WriteString("; validations allowed: ")
+		if len(s.allow) == 0 {
+			b.WriteString("none (the config's mcp.allowValidations is empty), run_validations is off")
+		} else {
+			b.WriteString(strings.Join(s.allow, ", "))
+		}
+	}
+	return b.String()
+}
+
+func (s *Server) logf(format string, args ...any) { s.log.Printf(format, args...) }
+
+// callRoots is the confinement of the call req belongs to.
+func (s *Server) callRoots(ctx context.Context, req *mcp.CallToolRequest) []root {
+	if req == nil {
+		return s.roots
+	}
+	return s.rootsOf(ctx, req.Session)
+}
+
+func bptr(b bool) *bool { return &b }
+
+// roots returns the canonical workspaces a server was started with.
+func (s *Server) Roots() []*workspace.Root {
+	out := make([]*workspace.Root, len(s.roots))
+	for i, r := range s.roots {
+		out[i] = r.ws
+	}
+	return out
+}
+
+func (s *Server) addTools() {
+	s.addInspectRepository()
+	s.addInspectFile()
+	s.addReadFile()
+	s.addSearch()
+	s.addEdit()
+	if len(s.allow) > 0 {
+		s.addRunValidations()
+	}
+}
