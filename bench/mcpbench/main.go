@@ -193,6 +193,11 @@ func tokens(dirs []string) error {
 		type acc struct{ files, rows, text, json int }
 		byKind := map[string]*acc{}
 		err = filepath.WalkDir(root.Dir(), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() && (d.Name() == "site-packages" || d.Name() == "dist-packages") {
+				// Third-party packages installed beside the standard
+				// library are not part of it.
+				return filepath.SkipDir
+			}
 			if err != nil || d.IsDir() || lang.Lookup(d.Name()) == nil || !d.Type().IsRegular() {
 				return nil
 			}
