@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/errs"
-	"github.com/rowkit/rowkit/internal/jsonstr"
 	"github.com/rowkit/rowkit/internal/patch"
 	"github.com/rowkit/rowkit/internal/rows"
 	"github.com/rowkit/rowkit/internal/workspace"
@@ -20,19 +18,9 @@ import (
 
 const maxScriptBytes = 64 << 20
 
-// The text report is bounded like every verified-row output: it is written
-// through a rows.Admitter under rows.DefaultBudget, one block at a time (a
-// failure with its repair rows, an edit with its edge rows, gofmt's rows),
-// each block admitted whole or not at all. The first block that does not
-// fit ends the report with one line saying how many were left out. (How
-// many repair rows one failure carries is the engine's choice of what is
-// relevant, at most 24 rows near the place; the budget bounds the whole.)
+// reportBudget bounds the text report like every verified-row output (see
+// patch.Report).
 var reportBudget = rows.DefaultBudget
-
-// leftOut is the closing line of a report the budget cut short.
-func leftOut(n int, what string) string {
-	return fmt.Sprintf("%d more %s left out: output incomplete: %s\n", n, what, errs.IncompleteTokens(reportBudget.Limit).Msg)
-}
 
 // Patch is hpatch: an HPATCH/2 script applied to the workspace.
 var Patch = &cli.Command{
@@ -197,91 +185,16 @@ func writeJSON(w io.Writer, v any) error {
 
 // formatFailures prints each failure's line and its repair rows.
 func formatFailures(fs []patch.Failure) string {
-	var out bytes.Buffer
-	adm := rows.NewAdmitter(&out, reportBudget)
-	var b []byte
-	for i, f := range fs {
-		b = append(b[:0], f.Line()...)
-		b = append(b, '\n')
-		for _, r := range f.Rows {
-			b = rows.AppendRow(b, r.Line, []byte(r.Text))
-		}
-		for _, r := range f.Proposed {
-			b = strconv.AppendInt(b, int64(r.Line), 10)
-			b = append(b, "| "...)
-			b = append(b, r.Text...)
-			b = append(b, '\n')
-		}
-		if ok, _ := adm.Admit(b); !ok {
-			adm.Flush()
-			out.WriteString("hpatch: " + leftOut(len(fs)-i, "failures"))
-			return out.String()
-		}
-	}
-	adm.Flush()
-	return out.String()
+	return patch.FailureReport(fs, reportBudget, "hpatch: ")
 }
 
 // formatResult prints a success: the diff of a dry run, or the file actions
 // and the rows at each edit's edges.
 func formatResult(res *patch.Result) string {
 	if res.Status == patch.StatusDryRun {
-		return res.Diff
+		return res.Diff // the diff alone, empty when nothing changes
 	}
-	if res.Status == patch.StatusUnchanged {
-		return "unchanged: every edit leaves its file as it was\n"
-	}
-	var out bytes.Buffer
-	adm := rows.NewAdmitter(&out, reportBudget)
-	counts := map[string]int{}
-	for _, f := range res.Files {
-		counts[f.Action]++
-	}
-	var parts []string
-	for _, a := range []string{"modified", "created", "moved", "deleted"} {
-		if counts[a] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[a], a))
-		}
-	}
-	b := []byte("applied: " + strings.Join(parts, ", ") + "\n")
-	for _, f := range res.Files {
-		b = append(b, f.Action...)
-		b = append(b, ' ')
-		if f.From != "" {
-			b = jsonstr.Append(b, f.From)
-			b = append(b, " -> "...)
-		}
-		b = jsonstr.Append(b, f.Path)
-		b = append(b, '\n')
-	}
-	if ok, _ := adm.Admit(b); !ok {
-		// Too many files to list: the summary line alone.
-		return fmt.Sprintf("applied: %s\n", strings.Join(parts, ", ")) + leftOut(len(res.Files), "file actions")
-	}
-	for i, e := range res.Edits {
-		b = fmt.Appendf(b[:0], "command %d %s:\n", e.Command, e.Op)
-		for _, r := range e.Rows {
-			b = rows.AppendPrinted(b, rows.Row{Path: e.Path, Line: r.Line, Text: []byte(r.Text)})
-		}
-		if ok, _ := adm.Admit(b); !ok {
-			adm.Flush()
-			out.WriteString(leftOut(len(res.Edits)-i, "edits"))
-			return out.String()
-		}
-	}
-	for i, g := range res.Gofmt {
-		b = append(b[:0], "gofmt:\n"...)
-		for _, r := range g.Rows {
-			b = rows.AppendPrinted(b, rows.Row{Path: g.Path, Line: r.Line, Text: []byte(r.Text)})
-		}
-		if ok, _ := adm.Admit(b); !ok {
-			adm.Flush()
-			out.WriteString(leftOut(len(res.Gofmt)-i, "gofmt files"))
-			return out.String()
-		}
-	}
-	adm.Flush()
-	return out.String()
+	return patch.Report(res, reportBudget)
 }
 
 // Recover is rowkit recover: settle a transaction a crash left pending.

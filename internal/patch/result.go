@@ -22,6 +22,8 @@ type Result struct {
 	Gofmt    []FormatRows `json:"gofmt,omitempty" jsonschema:"with the gofmt option: for each Go file it formatted, the rows gofmt wrote differently from the script's text"`
 	Failures []Failure    `json:"failures,omitempty" jsonschema:"why the script was rejected, every independent reason at once"`
 	Diff     string       `json:"diff,omitempty" jsonschema:"dry-run only: the unified diff of every change"`
+	// Truncated is set only by Bound, for callers bounded in size.
+	Truncated *Truncation `json:"truncated,omitempty" jsonschema:"what a size bound left out of the lists above; absent when nothing was"`
 }
 
 // FileAction is one file's net change.
