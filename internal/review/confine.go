@@ -62,6 +62,15 @@ func locate(o Options) (abs, expectTop string, err error) {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return "", "", errorf(CodeRepoNotFound, fmt.Sprintf("%s: %v", dotgit, err), "")
 		}
+		if fi, err := os.Lstat(d); err == nil && looksLikeGitDir(d) {
+			// git takes such a directory for a git directory before it
+			// looks further up, and reads its entries: they must not lead
+			// out either. What git then makes of it (bare, or a
+			// core.worktree) is checked against expectTop later.
+			if err := checkGitDir(root, d, d, fi); err != nil {
+				return "", "", err
+			}
+		}
 		if d == root {
 			break
 		}
@@ -77,6 +86,22 @@ func locate(o Options) (abs, expectTop string, err error) {
 		}
 	}
 	return "", "", errorf(CodeNotARepo, fmt.Sprintf("%s is not inside a git work tree", clean), "run git init, or pass the path of a checkout")
+}
+
+// looksLikeGitDir reports whether git could take dir for a git directory:
+// it has a HEAD and an objects and a refs directory (or a commondir file
+// that supplies them). Erring towards yes costs only a walk.
+func looksLikeGitDir(dir string) bool {
+	if _, err := os.Lstat(filepath.Join(dir, "HEAD")); err != nil {
+		return false
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "commondir")); err == nil {
+		return true
+	}
+	// Lstat: a link counts, and nothing outside is looked at.
+	_, err1 := os.Lstat(filepath.Join(dir, "objects"))
+	_, err2 := os.Lstat(filepath.Join(dir, "refs"))
+	return err1 == nil && err2 == nil
 }
 
 // checkGitDir refuses a .git entry of the work tree top that leads out of

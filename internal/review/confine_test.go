@@ -273,3 +273,33 @@ func TestInspectGitDirEntriesLeadingOut(t *testing.T) {
 		t.Errorf("links inside the root: %+v", r)
 	}
 }
+
+// git takes a directory that itself looks like a git directory (HEAD,
+// objects, refs) for a bare repository before it looks further up, and
+// its config may then name the work tree above as core.worktree: the
+// request is judged by that directory too.
+func TestInspectBareLookalikeLeadingOut(t *testing.T) {
+	outside := newRepo(t, map[string]string{"secret.txt": "secret\n"})
+	rootDir := t.TempDir()
+	repo := filepath.Join(rootDir, "repo")
+	gitT(t, rootDir, "init", "-q", "-b", "main", "repo")
+	x := filepath.Join(repo, "x")
+	if err := os.Mkdir(x, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(x, "HEAD"), "ref: refs/heads/main\n")
+	write(t, filepath.Join(x, "config"), "[core]\n\tbare = false\n\tworktree = "+repo+"\n")
+	for _, n := range []string{"objects", "refs"} {
+		if err := os.Symlink(filepath.Join(outside, ".git", n), filepath.Join(x, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log, _, _ := gitSpy(t)
+	r, err := Inspect(context.Background(), Options{Repo: "repo/x", Root: openRoot(t, rootDir), Detail: DetailFull})
+	if e, ok := errs.As(err); !ok || e.Code != errs.Outside {
+		t.Errorf("got %v (report %+v), want %s", err, r, errs.Outside)
+	}
+	if gitRan(log) {
+		t.Error("git ran before the refusal")
+	}
+}
