@@ -292,9 +292,10 @@ func (p *Plan) Args() []string {
 
 // args returns ripgrep's arguments after the executable name: the accepted
 // options, the file-valued options through file, hgrep's own options,
-// then "--" and the pattern and the paths through path, so that no
-// argument can be read as anything but what the policy checked.
-func (p *Plan) args(file, path func(string) (string, error)) ([]string, error) {
+// then own (the search's own options after them, so that they win), then
+// "--" and the pattern and the paths through path, so that no argument can
+// be read as anything but what the policy checked.
+func (p *Plan) args(file, path func(string) (string, error), own ...string) ([]string, error) {
 	args := append([]string(nil), p.Options...)
 	for _, fo := range []struct {
 		opt  string
@@ -308,7 +309,7 @@ func (p *Plan) args(file, path func(string) (string, error)) ([]string, error) {
 			args = append(args, fo.opt+r)
 		}
 	}
-	args = append(append(args, ownArgs...), "--")
+	args = append(append(append(args, ownArgs...), own...), "--")
 	if p.HasPattern {
 		args = append(args, p.Pattern)
 	}

@@ -2,6 +2,7 @@ package grep
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,5 +94,42 @@ func TestSearchConfined(t *testing.T) {
 	got, err := search(t, dir, "needle", "out.txt")
 	if err != nil || !strings.Contains(got, "needle outside") {
 		t.Errorf("unconfined: %q, %v", got, err)
+	}
+}
+
+// ripgrep opens the ignore files it meets while walking by their paths,
+// following links; its message about a malformed one quotes the bad line.
+// An ignore file linked out of the root must not bring the outside file's
+// lines into a confined search's result.
+func TestSearchConfinedIgnoreLinkSilent(t *testing.T) {
+	outside := files(t, map[string]string{"secret": "TOPSECRET[\n"})
+	dir := files(t, map[string]string{"in.txt": "needle inside\n", "sub/x.md": "needle sub\n"})
+	for _, name := range []string{".gitignore", ".ignore", "sub/.ignore", "sub/.rgignore"} {
+		if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, argv := range [][]string{{"needle"}, {"needle", "sub"}, {"--ignore-messages", "needle", "sub"}, {"needle", "sub/x.md"}} {
+		plan, err := Parse(argv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Collect(context.Background(), plan, Config{Root: root})
+		if err != nil || len(res.Rows) == 0 {
+			t.Fatalf("%q: %+v, %v", argv, res, err)
+		}
+		if strings.Contains(fmt.Sprintf("%+v %+v", res, res.Incomplete), "TOPSECRET") {
+			t.Errorf("%q: the result quotes the file outside: %+v", argv, res.Incomplete)
+		}
+	}
+	// Unconfined, ripgrep's message stands (hgrep is rg).
+	plan, _ := Parse([]string{"needle", "sub"})
+	res, err := Collect(context.Background(), plan, Config{Dir: dir})
+	if err != nil || res.Incomplete == nil || !strings.Contains(res.Incomplete.Message, "TOPSECRET") {
+		t.Errorf("unconfined: %+v, %v; want ripgrep's message", res, err)
 	}
 }

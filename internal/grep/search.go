@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +39,10 @@ const (
 // user's global git ignore file. RIPGREP_CONFIG_PATH never passes (and
 // --no-config would ignore it anyway).
 var envAllow = []string{"PATH", "HOME", "XDG_CONFIG_HOME"}
+
+// confinedArgs are the ripgrep options a confined search adds after all
+// others.
+var confinedArgs = []string{"--no-ignore-messages"}
 
 // Config says where a search runs.
 type Config struct {
@@ -150,8 +155,18 @@ func Search(ctx context.Context, plan *Plan, cfg Config, sink rows.Sink) (*Resul
 	if dir == "" {
 		return nil, errs.Errorf(CodeRead, "the search has no working directory")
 	}
+	var own []string
+	if cfg.Root != nil {
+		// ripgrep opens the ignore files it meets (.gitignore, .ignore,
+		// .rgignore, info/exclude of the git directory a .git file names)
+		// by path, following links, and its message about a malformed one
+		// quotes the line: one linked out of the root would show the
+		// outside file's lines. The last of --ignore-messages and
+		// --no-ignore-messages wins.
+		own = confinedArgs
+	}
 	args, err := plan.args(func(p string) (string, error) { return checkPath(cfg.Root, dir, p, false) },
-		func(p string) (string, error) { return checkPath(cfg.Root, dir, p, true) })
+		func(p string) (string, error) { return checkPath(cfg.Root, dir, p, true) }, own...)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +213,11 @@ func Search(ctx context.Context, plan *Plan, cfg Config, sink rows.Sink) (*Resul
 	switch {
 	case res.Exit == 0 || res.Exit == 1:
 	case res.Exit == 2:
-		e := rgError(stderr.Bytes())
+		msg := stderr.Bytes()
+		if cfg.Root != nil {
+			msg = redactIgnoreErrors(msg)
+		}
+		e := rgError(msg)
 		if e.Code == CodeInvalidPattern {
 			return result, e
 		}
@@ -223,6 +242,19 @@ func Search(ctx context.Context, plan *Plan, cfg Config, sink rows.Sink) (*Resul
 		result.Incomplete = &Reason{Code: CodeNotUTF8, Message: msg + "; the rest was searched"}
 	}
 	return result, nil
+}
+
+// ignoreError is ripgrep's message about a malformed line of an ignore
+// file: the file, the line number, then the line quoted.
+var ignoreError = regexp.MustCompile(`(?m)^(.*: line [0-9]+: )error parsing glob '.*$`)
+
+// redactIgnoreErrors drops the quoted line from ripgrep's messages about
+// malformed ignore files. ripgrep reports those of the parent directories
+// of a path it is given whatever --no-ignore-messages says, and it opens
+// ignore files through links: in a confined search the file may lie
+// outside the root, and its lines must not be shown.
+func redactIgnoreErrors(stderr []byte) []byte {
+	return ignoreError.ReplaceAll(stderr, []byte("${1}malformed ignore rule"))
 }
 
 // rgError condenses ripgrep's diagnostics to one line: its own message

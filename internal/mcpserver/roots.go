@@ -54,7 +54,11 @@ func narrow(server []root, client []*mcp.Root, logf func(string, ...any)) []root
 			logf("ignoring client root %q: %v", c.URI, err)
 			continue
 		}
-		cr, err := openRoot(dir)
+		// Judged on its canonical path before it is opened: opening a
+		// workspace settles a transaction a crash left pending there,
+		// which writes, and a client root outside every --root must not
+		// be touched.
+		canon, err := filepath.EvalSymlinks(dir)
 		if err != nil {
 			logf("ignoring client root %q: %v", c.URI, err)
 			continue
@@ -62,10 +66,20 @@ func narrow(server []root, client []*mcp.Root, logf func(string, ...any)) []root
 		kept := false
 		for _, s := range server {
 			switch {
-			case workspace.Inside(s.ws.Dir(), cr.ws.Dir()):
-				add(cr)
+			case workspace.Inside(s.ws.Dir(), canon):
+				cr, err := openRoot(dir)
+				if err != nil {
+					logf("ignoring client root %q: %v", c.URI, err)
+				} else if !workspace.Inside(s.ws.Dir(), cr.ws.Dir()) {
+					// Swapped for a link leading out between the two
+					// looks: not served (a recovery may already have
+					// run there; only this race is left).
+					logf("ignoring client root %s: it is outside every --root", cr.ws.Dir())
+				} else {
+					add(cr)
+				}
 				kept = true
-			case workspace.Inside(cr.ws.Dir(), s.ws.Dir()):
+			case workspace.Inside(canon, s.ws.Dir()):
 				add(s)
 				kept = true
 			}
@@ -74,7 +88,7 @@ func narrow(server []root, client []*mcp.Root, logf func(string, ...any)) []root
 			}
 		}
 		if !kept {
-			logf("ignoring client root %s: it is outside every --root", cr.ws.Dir())
+			logf("ignoring client root %s: it is outside every --root", canon)
 		}
 	}
 	if len(out) == 0 {

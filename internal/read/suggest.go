@@ -39,15 +39,16 @@ func suggest(root *workspace.Root, clean string, max int) ([]string, bool) {
 	if dir == clean {
 		return nil, false
 	}
-	_, target, err := root.Resolve(dir)
-	if err != nil {
-		return nil, false
-	}
-	f, err := os.Open(filepath.Join(root.Dir(), target))
+	// Through the root: a directory swapped for a link out after the
+	// checks above cannot have its names listed.
+	_, f, fi, err := root.Open(dir)
 	if err != nil {
 		return nil, false
 	}
 	defer f.Close()
+	if !fi.IsDir() {
+		return nil, false
+	}
 	names, err := f.Readdirnames(maxCompared + 1)
 	if err != nil && err != io.EOF {
 		return nil, false

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/rowkit/rowkit/internal/errs"
@@ -61,6 +62,15 @@ func locate(o Options) (abs, expectTop string, err error) {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return "", "", errorf(CodeRepoNotFound, fmt.Sprintf("%s: %v", dotgit, err), "")
 		}
+		if fi, err := os.Lstat(d); err == nil && looksLikeGitDir(d) {
+			// git takes such a directory for a git directory before it
+			// looks further up, and reads its entries: they must not lead
+			// out either. What git then makes of it (bare, or a
+			// core.worktree) is checked against expectTop later.
+			if err := checkGitDir(root, d, d, fi); err != nil {
+				return "", "", err
+			}
+		}
 		if d == root {
 			break
 		}
@@ -76,6 +86,22 @@ func locate(o Options) (abs, expectTop string, err error) {
 		}
 	}
 	return "", "", errorf(CodeNotARepo, fmt.Sprintf("%s is not inside a git work tree", clean), "run git init, or pass the path of a checkout")
+}
+
+// looksLikeGitDir reports whether git could take dir for a git directory:
+// it has a HEAD and an objects and a refs directory (or a commondir file
+// that supplies them). Erring towards yes costs only a walk.
+func looksLikeGitDir(dir string) bool {
+	if _, err := os.Lstat(filepath.Join(dir, "HEAD")); err != nil {
+		return false
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "commondir")); err == nil {
+		return true
+	}
+	// Lstat: a link counts, and nothing outside is looked at.
+	_, err1 := os.Lstat(filepath.Join(dir, "objects"))
+	_, err2 := os.Lstat(filepath.Join(dir, "refs"))
+	return err1 == nil && err2 == nil
 }
 
 // checkGitDir refuses a .git entry of the work tree top that leads out of
@@ -121,6 +147,10 @@ func checkGitDir(root, top, dotgit string, fi fs.FileInfo) error {
 	if !workspace.Inside(root, canon) {
 		return outside("git directory", canon)
 	}
+	if err := gitDirInside(root, canon, outside); err != nil {
+		return err
+	}
+	// Read only once the walk has shown it is no link out.
 	if b, err := os.ReadFile(filepath.Join(canon, "commondir")); err == nil {
 		common := strings.TrimRight(string(b), "\r\n")
 		if !filepath.IsAbs(common) {
@@ -132,6 +162,86 @@ func checkGitDir(root, top, dotgit string, fi fs.FileInfo) error {
 		}
 		if !workspace.Inside(root, c) {
 			return outside("common git directory", c)
+		}
+		if c != canon {
+			return gitDirInside(root, c, outside)
+		}
+	}
+	return nil
+}
+
+// gitDirInside refuses a git directory that leads git out of root although
+// it lies inside: git opens its entries (HEAD, refs, objects, config, the
+// index) through symlinks, and borrows the objects of every directory
+// objects/info/alternates names. Every symlink in it must resolve inside
+// root, and so must every alternate. The walk reads directory entries only
+// (their types come with them), so a large object store costs little.
+func gitDirInside(root, dir string, outside func(what, where string) error) error {
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink == 0 {
+			return nil
+		}
+		canon, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			// A dangling link is judged by where it points.
+			t, rerr := os.Readlink(p)
+			if rerr != nil {
+				return rerr
+			}
+			if !filepath.IsAbs(t) {
+				t = filepath.Join(filepath.Dir(p), t)
+			}
+			canon = filepath.Clean(t)
+		}
+		if !workspace.Inside(root, canon) {
+			return outside("git directory entry "+p+" leading to", canon)
+		}
+		return nil
+	})
+	if e, ok := errs.As(err); ok {
+		return e
+	}
+	if err != nil {
+		return errorf(CodeNotARepo, fmt.Sprintf("the git directory %s: %v", dir, unwrapPath(err)), "")
+	}
+	return alternatesInside(root, filepath.Join(dir, "objects"), 0, outside)
+}
+
+// alternatesInside checks the alternates of the object directory objects,
+// and theirs in turn, as git follows them (to a depth of five).
+func alternatesInside(root, objects string, depth int, outside func(what, where string) error) error {
+	b, err := os.ReadFile(filepath.Join(objects, "info", "alternates"))
+	if err != nil || depth > 5 {
+		return nil // git stops following at that depth too
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		l = strings.TrimRight(l, "\r")
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		if strings.HasPrefix(l, `"`) {
+			// git reads a C-quoted path; one we cannot read is refused.
+			u, err := strconv.Unquote(l)
+			if err != nil {
+				return outside("alternate object directory", l)
+			}
+			l = u
+		}
+		if !filepath.IsAbs(l) {
+			l = filepath.Join(objects, l)
+		}
+		canon, err := filepath.EvalSymlinks(l)
+		if err != nil {
+			canon = filepath.Clean(l)
+		}
+		if !workspace.Inside(root, canon) {
+			return outside("alternate object directory", canon)
+		}
+		if err := alternatesInside(root, canon, depth+1, outside); err != nil {
+			return err
 		}
 	}
 	return nil

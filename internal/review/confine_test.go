@@ -200,3 +200,106 @@ func TestInspectTotalOutputBudget(t *testing.T) {
 		t.Errorf("validations %+v", r.Validations)
 	}
 }
+
+// git reads its git directory's entries through links and follows the
+// alternates a repository names: a .git directory inside the root whose
+// refs and objects lead out would show another repository's files (their
+// names, object ids and line counts). Such a repository is refused, like a
+// .git file naming a git directory outside, before git runs.
+func TestInspectGitDirEntriesLeadingOut(t *testing.T) {
+	outside := newRepo(t, map[string]string{"secret.txt": "secret\n"})
+	rootDir := t.TempDir()
+	mk := func(name string) string {
+		gd := filepath.Join(rootDir, name, ".git")
+		if err := os.MkdirAll(filepath.Join(gd, "objects", "info"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(gd, "HEAD"), "ref: refs/heads/main\n")
+		return gd
+	}
+	// Every entry a link out.
+	gd := mk("linked")
+	os.Remove(filepath.Join(gd, "objects", "info"))
+	os.Remove(filepath.Join(gd, "objects"))
+	for _, n := range []string{"objects", "refs"} {
+		if err := os.Symlink(filepath.Join(outside, ".git", n), filepath.Join(gd, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A branch linked out, the objects borrowed through alternates.
+	gd = mk("alternates")
+	os.MkdirAll(filepath.Join(gd, "refs", "heads"), 0o755)
+	if err := os.Symlink(filepath.Join(outside, ".git", "refs", "heads", "main"), filepath.Join(gd, "refs", "heads", "main")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(gd, "objects", "info", "alternates"), filepath.Join(outside, ".git", "objects")+"\n")
+	// Relative alternates climbing out.
+	gd = mk("relalt")
+	os.MkdirAll(filepath.Join(gd, "refs", "heads"), 0o755)
+	rel, _ := filepath.Rel(filepath.Join(gd, "objects"), filepath.Join(outside, ".git", "objects"))
+	write(t, filepath.Join(gd, "objects", "info", "alternates"), rel+"\n")
+
+	// Quoted, and second-hand through an alternate inside the root.
+	gd = mk("quoted")
+	write(t, filepath.Join(gd, "objects", "info", "alternates"), `"`+filepath.Join(outside, ".git", "objects")+`"`+"\n")
+	gd = mk("chain")
+	hop := filepath.Join(rootDir, "hop")
+	os.MkdirAll(filepath.Join(hop, "info"), 0o755)
+	write(t, filepath.Join(hop, "info", "alternates"), filepath.Join(outside, ".git", "objects")+"\n")
+	write(t, filepath.Join(gd, "objects", "info", "alternates"), hop+"\n")
+
+	log, _, _ := gitSpy(t)
+	root := openRoot(t, rootDir)
+	for _, repo := range []string{"quoted", "chain", "linked", "alternates", "relalt"} {
+		r, err := Inspect(context.Background(), Options{Repo: repo, Root: root, Detail: DetailFull})
+		if e, ok := errs.As(err); !ok || e.Code != errs.Outside {
+			t.Errorf("%s: got %v (report %+v), want %s", repo, err, r, errs.Outside)
+		}
+		if gitRan(log) {
+			t.Fatalf("%s: git ran before the refusal", repo)
+		}
+	}
+	// Links and alternates that stay inside are fine.
+	inside := newRepo(t, map[string]string{"a.txt": "a\n"})
+	dst := filepath.Join(rootDir, "ok")
+	if err := os.Rename(inside, dst); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("heads", filepath.Join(dst, ".git", "refs", "alias")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dst, ".git", "objects", "info", "alternates"), filepath.Join(dst, ".git", "objects")+"\n")
+	if r := inspect(t, Options{Repo: "ok", Root: root}); !r.OK {
+		t.Errorf("links inside the root: %+v", r)
+	}
+}
+
+// git takes a directory that itself looks like a git directory (HEAD,
+// objects, refs) for a bare repository before it looks further up, and
+// its config may then name the work tree above as core.worktree: the
+// request is judged by that directory too.
+func TestInspectBareLookalikeLeadingOut(t *testing.T) {
+	outside := newRepo(t, map[string]string{"secret.txt": "secret\n"})
+	rootDir := t.TempDir()
+	repo := filepath.Join(rootDir, "repo")
+	gitT(t, rootDir, "init", "-q", "-b", "main", "repo")
+	x := filepath.Join(repo, "x")
+	if err := os.Mkdir(x, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(x, "HEAD"), "ref: refs/heads/main\n")
+	write(t, filepath.Join(x, "config"), "[core]\n\tbare = false\n\tworktree = "+repo+"\n")
+	for _, n := range []string{"objects", "refs"} {
+		if err := os.Symlink(filepath.Join(outside, ".git", n), filepath.Join(x, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log, _, _ := gitSpy(t)
+	r, err := Inspect(context.Background(), Options{Repo: "repo/x", Root: openRoot(t, rootDir), Detail: DetailFull})
+	if e, ok := errs.As(err); !ok || e.Code != errs.Outside {
+		t.Errorf("got %v (report %+v), want %s", err, r, errs.Outside)
+	}
+	if gitRan(log) {
+		t.Error("git ran before the refusal")
+	}
+}
