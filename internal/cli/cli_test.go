@@ -22,6 +22,9 @@ func TestExitCodeAndDiagnostic(t *testing.T) {
 		{fmt.Errorf("wrapped: %w", errs.Errorf("read", "boom")), 1, "x: wrapped: read: boom\n"},
 		{errs.IncompleteTokens(15000), 1, "x: output incomplete: 15,000-token limit reached\n"},
 		{errors.New("two\nlines"), 1, "x: two lines\n"},
+		// A name in a message never reaches the terminal raw: no escape
+		// sequence, no carriage return, no C1 control.
+		{errs.Errorf("not_found", "a\x1b[31mb\rc\x00d\x7fe\u009bf\tg: no such file"), 1, "x: not_found: a\\x1b[31mb\\rc\\x00d\\x7fe\\u009bf\tg: no such file\n"},
 		{errs.New("E_GIT_FAILED", "git failed").WithExit(3), 3, "x: E_GIT_FAILED: git failed\n"},
 	}
 	for _, tt := range tests {
