@@ -154,10 +154,14 @@ func runPatch(ctx context.Context, env *cli.Env, args []string) error {
 		return err
 	}
 	if asJSON {
-		return writeJSON(env.Stdout, res)
+		err = writeJSON(env.Stdout, res)
+	} else {
+		_, err = io.WriteString(env.Stdout, formatResult(res))
 	}
-	_, err = io.WriteString(env.Stdout, formatResult(res))
-	return err
+	if err != nil {
+		return errs.Errorf(errs.Write, "writing the report: %v", regfile.Cause(err))
+	}
+	return nil
 }
 
 func failPatch(env *cli.Env, err error) int {
