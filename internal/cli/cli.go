@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
 
 	"github.com/rowkit/rowkit/internal/errs"
 )
@@ -74,5 +75,30 @@ func Diagnostic(err error) string {
 	if e, ok := errs.As(err); ok && e.Code == errs.Incomplete && msg == e.Error() {
 		msg = "output incomplete: " + e.Msg
 	}
-	return strings.ReplaceAll(msg, "\n", " ")
+	return escapeControls(strings.ReplaceAll(msg, "\n", " "))
 }
+
+// escapeControls writes every control character but TAB as a Go escape:
+// messages carry names from the command line and the file system, and a raw
+// ESC or CR in one would drive the user's terminal.
+func escapeControls(s string) string {
+	if !strings.ContainsFunc(s, isEscaped) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !isEscaped(r):
+			b.WriteRune(r)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x80:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+func isEscaped(r rune) bool { return r != '\t' && unicode.IsControl(r) }

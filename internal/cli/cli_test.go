@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rowkit/rowkit/internal/errs"
@@ -22,6 +24,9 @@ func TestExitCodeAndDiagnostic(t *testing.T) {
 		{fmt.Errorf("wrapped: %w", errs.Errorf("read", "boom")), 1, "x: wrapped: read: boom\n"},
 		{errs.IncompleteTokens(15000), 1, "x: output incomplete: 15,000-token limit reached\n"},
 		{errors.New("two\nlines"), 1, "x: two lines\n"},
+		// A name in a message never reaches the terminal raw: no escape
+		// sequence, no carriage return, no C1 control.
+		{errs.Errorf("not_found", "a\x1b[31mb\rc\x00d\x7fe\u009bf\tg: no such file"), 1, "x: not_found: a\\x1b[31mb\\rc\\x00d\\x7fe\\u009bf\tg: no such file\n"},
 		{errs.New("E_GIT_FAILED", "git failed").WithExit(3), 3, "x: E_GIT_FAILED: git failed\n"},
 	}
 	for _, tt := range tests {
@@ -61,6 +66,23 @@ func TestMainDispatch(t *testing.T) {
 		exit := Main(context.Background(), &Env{Stdout: &out, Stderr: &errb}, tt.argv, cmds)
 		if exit != tt.exit || fmt.Sprint(got) != fmt.Sprint(tt.args) {
 			t.Errorf("%q: exit %d args %q, want %d %q (stderr %q)", tt.argv, exit, got, tt.exit, tt.args, errb.String())
+		}
+	}
+}
+
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// Help and the version are output like any other: when stdout cannot take
+// them the exit is 1 with a write diagnostic (it was 0, the text lost).
+func TestHelpWriteFails(t *testing.T) {
+	cmds := []*Command{{Name: "echo", Usage: "echo ARGS", Summary: "echo", Help: "more", Run: func(context.Context, *Env, []string) error { return nil }}}
+	for _, argv := range [][]string{{"rowkit", "help"}, {"rowkit", "help", "echo"}, {"rowkit", "--help"}, {"rowkit", "--version"}} {
+		var errb bytes.Buffer
+		exit := Main(context.Background(), &Env{Stdout: fullWriter{}, Stderr: &errb}, argv, cmds)
+		if exit != 1 || !strings.HasSuffix(errb.String(), ": write: writing output: no space left on device\n") {
+			t.Errorf("%q: exit %d stderr %q", argv, exit, errb.String())
 		}
 	}
 }

@@ -31,13 +31,11 @@ func Main(ctx context.Context, env *Env, args []string, cmds []*Command) int {
 	}
 	switch name, rest := args[0], args[1:]; name {
 	case "-h", "-help", "--help":
-		overview(env.Stdout, cmds)
-		return errs.ExitOK
+		return written(env, "rowkit", func(w io.Writer) { overview(w, cmds) })
 	case "help":
 		return help(env, rest, cmds)
 	case "-version", "--version", "version":
-		fmt.Fprintln(env.Stdout, Version())
-		return errs.ExitOK
+		return written(env, "rowkit", func(w io.Writer) { fmt.Fprintln(w, Version()) })
 	case "link":
 		return linkCommand(cmds).Exec(ctx, env, "rowkit link", rest)
 	default:
@@ -76,8 +74,7 @@ func byAlias(cmds []*Command, name string) *Command {
 func help(env *Env, args []string, cmds []*Command) int {
 	switch {
 	case len(args) == 0:
-		overview(env.Stdout, cmds)
-		return errs.ExitOK
+		return written(env, "rowkit help", func(w io.Writer) { overview(w, cmds) })
 	case len(args) > 1:
 		fmt.Fprintln(env.Stderr, "rowkit help: usage: rowkit help [COMMAND]")
 		return errs.ExitUsage
@@ -93,17 +90,45 @@ func help(env *Env, args []string, cmds []*Command) int {
 		fmt.Fprintf(env.Stderr, "rowkit help: unknown command %q (see 'rowkit --help')\n", args[0])
 		return errs.ExitUsage
 	}
-	fmt.Fprintf(env.Stdout, "usage: %s\n\n%s\n", c.Usage, c.Summary)
-	if h := strings.Trim(c.Help, "\n"); h != "" {
-		fmt.Fprintf(env.Stdout, "\n%s\n", h)
-	}
-	if len(c.Exits) > 0 {
-		fmt.Fprintf(env.Stdout, "\nexit codes:\n")
-		for _, e := range c.Exits {
-			writeWrapped(env.Stdout, fmt.Sprintf("  %-3d", e.Status), "     ", e.When, 79)
+	return written(env, "rowkit help", func(w io.Writer) {
+		fmt.Fprintf(w, "usage: %s\n\n%s\n", c.Usage, c.Summary)
+		if h := strings.Trim(c.Help, "\n"); h != "" {
+			fmt.Fprintf(w, "\n%s\n", h)
 		}
+		if len(c.Exits) > 0 {
+			fmt.Fprintf(w, "\nexit codes:\n")
+			for _, e := range c.Exits {
+				writeWrapped(w, fmt.Sprintf("  %-3d", e.Status), "     ", e.When, 79)
+			}
+		}
+	})
+}
+
+// written runs print against stdout and turns the first write error into
+// the write diagnostic and exit 1, so that help text is never lost silently.
+func written(env *Env, name string, print func(io.Writer)) int {
+	w := &stickyWriter{w: env.Stdout}
+	print(w)
+	if w.err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %s: writing output: %v\n", name, errs.Write, w.err)
+		return 1
 	}
 	return errs.ExitOK
+}
+
+// stickyWriter keeps the first error and writes nothing after it.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	s.err = err
+	return n, err
 }
 
 func overview(w io.Writer, cmds []*Command) {

@@ -12,6 +12,7 @@ import (
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/patch"
+	"github.com/rowkit/rowkit/internal/regfile"
 	"github.com/rowkit/rowkit/internal/rows"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
@@ -118,9 +119,15 @@ func runPatch(ctx context.Context, env *cli.Env, args []string) error {
 	var src []byte
 	var err error
 	if haveFile {
-		src, err = os.ReadFile(file)
+		// A FIFO or device named by -f would block the open or never end.
+		f, _, oerr := regfile.Open(os.Stat, os.OpenFile, file)
+		if oerr != nil {
+			return errs.Usagef("cannot read the script %s: %v", file, regfile.Cause(oerr))
+		}
+		src, err = io.ReadAll(io.LimitReader(regfile.Reader(f), maxScriptBytes+1))
+		f.Close()
 		if err != nil {
-			return errs.Usagef("cannot read the script %s: %v", file, err)
+			return errs.Usagef("cannot read the script %s: %v", file, regfile.Cause(err))
 		}
 	} else {
 		src, err = io.ReadAll(io.LimitReader(env.Stdin, maxScriptBytes+1))
@@ -147,10 +154,14 @@ func runPatch(ctx context.Context, env *cli.Env, args []string) error {
 		return err
 	}
 	if asJSON {
-		return writeJSON(env.Stdout, res)
+		err = writeJSON(env.Stdout, res)
+	} else {
+		_, err = io.WriteString(env.Stdout, formatResult(res))
 	}
-	_, err = io.WriteString(env.Stdout, formatResult(res))
-	return err
+	if err != nil {
+		return errs.Errorf(errs.Write, "writing the report: %v", regfile.Cause(err))
+	}
+	return nil
 }
 
 func failPatch(env *cli.Env, err error) int {

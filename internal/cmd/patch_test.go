@@ -1,10 +1,15 @@
 package cmd
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/patch"
 	"github.com/rowkit/rowkit/internal/rows"
 )
@@ -62,5 +67,26 @@ func TestPatchReportBudget(t *testing.T) {
 	res.Edits = edits[:3]
 	if out := formatResult(res); strings.Contains(out, "left out") || strings.Count(out, "command ") != 3 {
 		t.Fatalf("small report cut: %q", out)
+	}
+}
+
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// A report that cannot be written fails with the write code, in the text
+// and JSON forms alike (it was a bare error without a code).
+func TestPatchReportWriteFails(t *testing.T) {
+	for _, args := range [][]string{{"--dry-run"}, {"--dry-run", "--json"}} {
+		t.Chdir(t.TempDir())
+		if err := os.WriteFile("a.txt", []byte("alpha\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		env := &cli.Env{Stdin: strings.NewReader("in a.txt\nadd EOF \"b\\n\"\n"), Stdout: fullWriter{}, Stderr: &stderr}
+		code := Patch.Exec(context.Background(), env, "hpatch", args)
+		if code != 1 || !strings.HasPrefix(stderr.String(), "hpatch: write: writing the report: no space left on device") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr.String())
+		}
 	}
 }

@@ -99,6 +99,10 @@ func parseReadArgs(args []string) (readArgs, error) {
 				i++
 				val = args[i]
 			}
+			if val == "" {
+				// An empty value would read as "not given" and pass unnoticed.
+				return a, errs.Usagef("%s needs a value", name)
+			}
 			*dst = val
 			continue
 		}

@@ -22,7 +22,7 @@ func TestParseReadArgs(t *testing.T) {
 			t.Errorf("%q: %+v, %v", c.args, got, err)
 		}
 	}
-	for _, args := range []string{"", "a b", "--offset", "--x a", "--format xml a", "--limit 1 --limit 2 a", "-- a b"} {
+	for _, args := range []string{"", "a b", "--offset", "--x a", "--format xml a", "--limit 1 --limit 2 a", "-- a b", "--offset= a", "--limit= a", "--root= a", "--format= a"} {
 		if _, err := parseReadArgs(strings.Fields(args)); errs.Code(err) != errs.Usage {
 			t.Errorf("%q: %v, want a usage error", args, err)
 		}
@@ -44,7 +44,13 @@ func FuzzParseReadArgs(f *testing.F) {
 			}
 			return
 		}
-		canon := []string{"--offset=" + a.offset, "--limit=" + a.limit, "--format=" + a.format, "--root=" + a.root, "--", a.path}
+		canon := []string{"--format=" + a.format}
+		for name, v := range map[string]string{"--offset=": a.offset, "--limit=": a.limit, "--root=": a.root} {
+			if v != "" {
+				canon = append(canon, name+v)
+			}
+		}
+		canon = append(canon, "--", a.path)
 		b, err := parseReadArgs(canon)
 		if err != nil || b != a {
 			t.Fatalf("%q parsed %+v; canonical %q parsed %+v, %v", args, a, canon, b, err)

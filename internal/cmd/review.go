@@ -215,7 +215,10 @@ func runReview(ctx context.Context, env *cli.Env, args []string) (err error) {
 	if f.out == "-" {
 		_, err = env.Stdout.Write(out)
 	} else {
-		err = os.WriteFile(f.out, out, 0o644)
+		err = writeOut(f.out, out)
+	}
+	if errors.Is(err, syscall.ENXIO) {
+		return reviewError(review.CodeUsage, fmt.Sprintf("writing the report to %s: a FIFO with no reader", f.out), "")
 	}
 	if err != nil {
 		return reviewError(review.CodeUsage, fmt.Sprintf("writing the report to %s: %v", f.out, pathCause(err)), "")
@@ -412,6 +415,20 @@ func pathCause(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
+	}
+	return err
+}
+
+// writeOut writes the report as os.WriteFile does, but opens without
+// blocking: a FIFO with no reader fails with ENXIO instead of hanging.
+func writeOut(name string, data []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NONBLOCK, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
 	return err
 }

@@ -342,3 +342,32 @@ func TestConcurrentEdits(t *testing.T) {
 		}
 	}
 }
+
+// Arguments the schema rejects are answered with a bounded usage message:
+// the validator quotes the offending value, and an oversized script came
+// back whole (15 MB for a 15 MB edit script over the schema's maxLength).
+func TestInvalidArgumentsBounded(t *testing.T) {
+	root := t.TempDir()
+	cs := connect(t, newServer(t, Options{Roots: []string{root}}), nil)
+	huge := strings.Repeat("add EOF \"x\\n\"\n", 40000)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"edit", map[string]any{"script": "in a\n", "dry_run": huge}},
+		{"read_file", map[string]any{"path": "a", "offset": huge}},
+		{"search", map[string]any{"pattern": "a", "case": huge}},
+	} {
+		res := call(t, cs, c.tool, c.args)
+		if code := failureCode(t, res); code != "usage" {
+			t.Errorf("%s: code %q, want usage", c.tool, code)
+		}
+		b, _ := json.Marshal(res)
+		if len(b) > 8<<10 {
+			t.Errorf("%s: a %d-byte answer to invalid arguments", c.tool, len(b))
+		}
+		if !strings.Contains(text(res), "bytes left out") {
+			t.Errorf("%s: %q does not say what it left out", c.tool, text(res)[:min(len(text(res)), 300)])
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -86,13 +87,30 @@ func decodeArgs[In any](raw json.RawMessage, schema *jsonschema.Resolved) (In, e
 		}
 	}
 	if err := schema.Validate(doc); err != nil {
-		return v, fmt.Errorf("invalid arguments: %v", err)
+		return v, fmt.Errorf("invalid arguments: %s", boundMessage(err.Error()))
 	}
 	b, _ := json.Marshal(doc)
 	if err := json.Unmarshal(b, &v); err != nil {
-		return v, fmt.Errorf("invalid arguments: %v", err)
+		return v, fmt.Errorf("invalid arguments: %s", boundMessage(err.Error()))
 	}
 	return v, nil
+}
+
+// maxArgMessage bounds a validation message: the validator quotes the
+// offending value, which may be megabytes long.
+const maxArgMessage = 1 << 10
+
+// boundMessage keeps the head of msg, cut on a rune boundary, and says how
+// many bytes it left out.
+func boundMessage(msg string) string {
+	if len(msg) <= maxArgMessage {
+		return msg
+	}
+	cut := maxArgMessage
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes left out)", msg[:cut], len(msg)-cut)
 }
 
 // encode is v's JSON as the CLI writes it: struct order, no HTML escaping,

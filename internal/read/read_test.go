@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/rogpeppe/go-internal/txtar"
 
@@ -376,4 +377,18 @@ func TestInvalidUTF8AfterSample(t *testing.T) {
 		t.Fatalf("%s %s %+v", res.Status, res.Code, res.Notes)
 	}
 	golden(t, "invalid-utf8-late", res)
+}
+
+// A note names paths from the request and the file system; a control
+// character in one must not reach a terminal raw from the rows format.
+func TestNoteEscapesControls(t *testing.T) {
+	root, _ := ws(t, map[string]string{"x": "x\n"})
+	res, _ := Read(context.Background(), root, Input{Path: "a\nb\x1b[31m\x7fc"}, Options{})
+	out := string(Format(res, FormatRows))
+	if strings.ContainsFunc(out, func(r rune) bool { return r != '\n' && unicode.IsControl(r) }) {
+		t.Fatalf("raw control character in %q", out)
+	}
+	if !strings.Contains(out, `a b\x1b[31m\x7fc: no such file`) {
+		t.Fatalf("note %q does not name the path with its controls escaped", out)
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/rowkit/rowkit/internal/regfile"
 )
 
 // RepoConfigName is the repository-local config file, read only with
@@ -41,12 +43,13 @@ type ConfigMCP struct {
 // LoadConfig reads and checks a config file strictly: unknown keys, wrong
 // types and bad values are errors naming the key.
 func LoadConfig(path string) (*Config, error) {
-	f, err := os.Open(path)
+	// A FIFO or device would block the open or the read.
+	f, _, err := regfile.Open(os.Stat, os.OpenFile, path)
 	if err != nil {
 		return nil, errorf(CodeConfig, fmt.Sprintf("config %s: %v", path, unwrapPath(err)), "")
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	data, err := io.ReadAll(io.LimitReader(regfile.Reader(f), maxConfigBytes+1))
 	if err != nil {
 		return nil, errorf(CodeConfig, fmt.Sprintf("config %s: %v", path, unwrapPath(err)), "")
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/regfile"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
 
@@ -127,7 +129,7 @@ func checkGitDir(root, top, dotgit string, fi fs.FileInfo) error {
 	}
 	dir := dotgit
 	if fi.Mode().IsRegular() {
-		b, err := os.ReadFile(dotgit)
+		b, err := readSmall(dotgit)
 		if err != nil {
 			return errorf(CodeNotARepo, fmt.Sprintf("reading %s: %v", dotgit, err), "")
 		}
@@ -151,7 +153,9 @@ func checkGitDir(root, top, dotgit string, fi fs.FileInfo) error {
 		return err
 	}
 	// Read only once the walk has shown it is no link out.
-	if b, err := os.ReadFile(filepath.Join(canon, "commondir")); err == nil {
+	if b, err := readSmall(filepath.Join(canon, "commondir")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return errorf(CodeNotARepo, fmt.Sprintf("reading %s: %v", filepath.Join(canon, "commondir"), unwrapPath(err)), "")
+	} else if err == nil {
 		common := strings.TrimRight(string(b), "\r\n")
 		if !filepath.IsAbs(common) {
 			common = filepath.Join(canon, common)
@@ -245,4 +249,16 @@ func alternatesInside(root, objects string, depth int, outside func(what, where 
 		}
 	}
 	return nil
+}
+
+// readSmall reads a file of git's own layout that the repository controls:
+// a FIFO or device there would block the inspection, so only a regular file
+// is read, and no more than git would ever write there.
+func readSmall(name string) ([]byte, error) {
+	f, _, err := regfile.Open(os.Stat, os.OpenFile, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(regfile.Reader(f), 64<<10))
 }

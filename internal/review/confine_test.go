@@ -303,3 +303,31 @@ func TestInspectBareLookalikeLeadingOut(t *testing.T) {
 		t.Error("git ran before the refusal")
 	}
 }
+
+// The repository controls its git directory: a FIFO where git keeps the
+// commondir file is refused before git runs, never read (which blocked the
+// inspection for good).
+func TestInspectConfinedFIFOInGitDir(t *testing.T) {
+	rootDir := t.TempDir()
+	repo := filepath.Join(rootDir, "repo")
+	os.Mkdir(repo, 0o755)
+	gitT(t, repo, "init", "-q", "-b", "main")
+	if err := syscall.Mkfifo(filepath.Join(repo, ".git", "commondir"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log, _, _ := gitSpy(t)
+	root := openRoot(t, rootDir)
+	done := make(chan *errs.Error, 1)
+	go func() { done <- inspectErr(t, Options{Repo: "repo", Root: root}) }()
+	select {
+	case e := <-done:
+		if e.Code != CodeNotARepo || !strings.Contains(e.Msg, "commondir: is a FIFO") {
+			t.Errorf("got %v, want %s naming the FIFO", e, CodeNotARepo)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the inspection blocked on a FIFO in the git directory")
+	}
+	if gitRan(log) {
+		t.Fatal("git ran before the refusal")
+	}
+}

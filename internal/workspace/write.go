@@ -22,6 +22,19 @@ import (
 // CodeExists is the code of a path that must be free but is taken.
 const CodeExists = "exists"
 
+// CodeReserved reports a path inside rowkit's own state directory, which
+// only the transaction writes: an edit there could forge or destroy the
+// journal that recovery trusts.
+const CodeReserved = "reserved"
+
+// reserved refuses a canonical target inside the state directory.
+func reserved(target string) error {
+	if target == stateDir || strings.HasPrefix(target, stateDir+"/") {
+		return errorf(CodeReserved, "%s is rowkit's own state directory; a script cannot edit it", stateDir)
+	}
+	return nil
+}
+
 // writer holds the one os.Root every write goes through, opened on first
 // use and kept for the Root's life: each operation is confined by the
 // kernel (openat descent) to the directory the Root was opened on, even if
@@ -64,6 +77,9 @@ func (r *Root) Load(req string) (*File, error) {
 	}
 	if target == "." {
 		return nil, errorf(CodeNotRegular, "%s is the workspace root; only regular files are accepted", clean)
+	}
+	if err := reserved(target); err != nil {
+		return nil, err
 	}
 	f, fi, err := regfile.Open(root.Stat, root.OpenFile, target)
 	if err != nil {
@@ -117,6 +133,9 @@ func (r *Root) Free(req string) (clean, target string, err error) {
 		return clean, "", errorf(CodeNotRegular, "%s: a parent of it is not a directory", clean)
 	}
 	target = path.Join(rel, base)
+	if err := reserved(target); err != nil {
+		return clean, "", err
+	}
 	if _, err := os.Lstat(path.Join(r.dir, target)); err == nil {
 		return clean, "", errorf(CodeExists, "%s already exists", clean)
 	} else if !errors.Is(err, fs.ErrNotExist) {
