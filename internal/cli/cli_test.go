@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -84,5 +86,19 @@ func TestHelpWriteFails(t *testing.T) {
 		if exit != 1 || !strings.HasSuffix(errb.String(), ": write: writing output: no space left on device\n") {
 			t.Errorf("%q: exit %d stderr %q", argv, exit, errb.String())
 		}
+	}
+}
+
+// link reports a listing it could not write, after linking every name.
+func TestLinkWriteFails(t *testing.T) {
+	dir := t.TempDir()
+	cmds := []*Command{{Name: "echo", Aliases: []string{"hecho"}, Run: func(context.Context, *Env, []string) error { return nil }}}
+	var errb bytes.Buffer
+	exit := Main(context.Background(), &Env{Stdout: fullWriter{}, Stderr: &errb}, []string{"rowkit", "link", dir}, cmds)
+	if exit != 1 || !strings.Contains(errb.String(), "rowkit link: write: the names are linked, but writing the list failed") {
+		t.Errorf("exit %d stderr %q", exit, errb.String())
+	}
+	if _, err := os.Readlink(filepath.Join(dir, "hecho")); err != nil {
+		t.Errorf("hecho was not linked: %v", err)
 	}
 }

@@ -60,7 +60,7 @@ func Link(env *Env, dir string, names []string) error {
 	if err != nil {
 		return errs.Errorf(CodeLink, "cannot locate the running binary: %v", err)
 	}
-	var failed error
+	var failed, werr error
 	for _, name := range names {
 		path := filepath.Join(dir, name)
 		if err := linkOne(exe, path); err != nil {
@@ -68,10 +68,15 @@ func Link(env *Env, dir string, names []string) error {
 			failed = err
 			continue
 		}
-		fmt.Fprintf(env.Stdout, "%s -> %s\n", path, exe)
+		if _, err := fmt.Fprintf(env.Stdout, "%s -> %s\n", path, exe); err != nil && werr == nil {
+			werr = err
+		}
 	}
-	if failed != nil {
+	switch {
+	case failed != nil:
 		return errs.Errorf(CodeExists, "some names were not linked (see above)")
+	case werr != nil:
+		return errs.Errorf(errs.Write, "the names are linked, but writing the list failed: %v", werr)
 	}
 	return nil
 }

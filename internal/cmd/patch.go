@@ -233,7 +233,7 @@ beside it until it is removed.
 	},
 	Run: func(_ context.Context, env *cli.Env, args []string) error {
 		if len(args) > 1 || len(args) == 1 && strings.HasPrefix(args[0], "-") {
-			return errs.Usagef("usage: rowkit recover [DIR]")
+			return errs.Usagef("rowkit recover takes at most one DIR and no options; usage: rowkit recover [DIR]")
 		}
 		dir := "."
 		if len(args) == 1 {
