@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -94,7 +95,7 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 		return nil, errors.New("proc: Spec.Dir is required")
 	}
 	path := s.Path
-	if !containsSlash(path) {
+	if !strings.Contains(path, "/") {
 		p, err := exec.LookPath(path)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Path, ErrNotFound)
@@ -194,28 +195,17 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	go func() {
 		select {
 		case <-ctx.Done():
-			p.mu.Lock()
-			timedOut := p.timedOut
-			p.mu.Unlock()
-			if !timedOut {
-				p.mu.Lock()
-				p.stopped = true
-				p.mu.Unlock()
+			select {
+			case <-p.exited:
+				// Wait cancels ctx after the exit: nothing to stop, and
+				// the result must not say it was stopped.
+			default:
+				p.Stop()
 			}
-			p.Stop()
 		case <-p.exited:
 		}
 	}()
 	return p, nil
-}
-
-func containsSlash(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '/' {
-			return true
-		}
-	}
-	return false
 }
 
 // Pid returns the process id, which is also its group id.

@@ -145,3 +145,14 @@ func TestLimit(t *testing.T) {
 		t.Errorf("exact bytes: over=%v kept %q", l.Over(), l.Bytes())
 	}
 }
+
+// A process that exits by itself is never reported stopped, although Wait
+// cancels the process's context after the exit.
+func TestExitIsNotStopped(t *testing.T) {
+	for i := 0; i < 200; i++ {
+		res, err := Run(context.Background(), Spec{Path: "true", Dir: "/", Env: Env([]string{"PATH"})})
+		if err != nil || res.Exit != 0 || res.Stopped || res.TimedOut {
+			t.Fatalf("run %d: %+v %v", i, res, err)
+		}
+	}
+}

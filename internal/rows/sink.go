@@ -76,9 +76,6 @@ func (p *Printer) Flush() error { return p.adm.Flush() }
 // Report says what was admitted.
 func (p *Printer) Report() Report { return p.adm.Report() }
 
-// Open reports whether another row could still be admitted.
-func (p *Printer) Open() bool { return p.adm.Open() }
-
 // Record is a verified row as structured results carry it.
 type Record struct {
 	Path string `json:"path,omitempty" jsonschema:"the file, in results that span files"`
@@ -120,6 +117,3 @@ func (c *Collector) Omit() { c.adm.Omit() }
 
 // Report says what was admitted.
 func (c *Collector) Report() Report { return c.adm.Report() }
-
-// Open reports whether another row could still be admitted.
-func (c *Collector) Open() bool { return c.adm.Open() }
