@@ -153,8 +153,8 @@ commands:
 shell names: %s
 other: rowkit help COMMAND, rowkit --version
 
-exit codes: 0 success, 1 failure or incomplete output, 2 usage error;
-rowkit review also exits 3, 4 and 70 (rowkit help COMMAND lists each command's)
+exit codes: 0 success, 1 failure or incomplete output, 2 usage error; some
+commands have more (read, patch: 3; review: 3, 4, 70): rowkit help COMMAND
 `, strings.Join(names, ", "))
 }
 
