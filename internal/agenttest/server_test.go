@@ -1,0 +1,61 @@
+package agenttest
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestBody(t *testing.T) {
+	for _, tc := range []struct{ text, body string }{
+		{"Wall time: 0.0048 seconds\nOutput:\n1:8ed3 alpha\n", "1:8ed3 alpha\n"},
+		{"Wall time: 0.0048 seconds\nOutput:", ""},
+		{"Chunk ID: 99b16c\nWall time: 0.0000 seconds\nProcess exited with code 1\nOriginal token count: 3\nOutput:\nx\nOutput:\ny", "x\nOutput:\ny"},
+		{"unsupported call: shell", "unsupported call: shell"},
+		{"rows\n\n<system-reminder>\nA\n\n</system-reminder>\n\n<system-reminder>\nB\n</system-reminder>", "rows"},
+		{"<system-reminder>\nonly\n</system-reminder>", "<system-reminder>\nonly\n</system-reminder>"},
+		{"text mentions </system-reminder>", "text mentions </system-reminder>"},
+	} {
+		if got := (Output{Text: tc.text}).Body(); got != tc.body {
+			t.Errorf("Body(%q) = %q, want %q", tc.text, got, tc.body)
+		}
+	}
+}
+
+func TestTomlString(t *testing.T) {
+	// TOML basic strings share JSON's escapes for these; a JSON decoder is
+	// the independent reference.
+	for _, s := range []string{"", "plain", `q"uote\back`, "tab\tnl\ncr\r\x00\x1f\x7f", "é€𝄞"} {
+		var got string
+		if err := json.Unmarshal([]byte(tomlString(s)), &got); err != nil || got != s {
+			t.Errorf("tomlString(%q) = %s: decodes to %q, %v", s, tomlString(s), got, err)
+		}
+	}
+}
+
+func TestOutputs(t *testing.T) {
+	r := &Request{API: Messages}
+	json.Unmarshal([]byte(`{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"Bash","input":{}}]},
+		{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","is_error":true,"content":[{"type":"text","text":"one"},{"type":"image","source":{}},{"type":"text","text":"two"}]}]}]}`), &r.JSON)
+	o, ok := r.Output("a")
+	if !ok || o.Text != "one\ntwo" || !o.IsError || o.Kind != "tool_result" {
+		t.Errorf("Output(a) = %+v, %v", o, ok)
+	}
+	if r.Input() != "hi" {
+		t.Errorf("Input() = %q", r.Input())
+	}
+	r = &Request{API: Responses}
+	json.Unmarshal([]byte(`{"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"go"}]},{"type":"function_call_output","call_id":"c","output":"out"},
+		{"type":"custom_tool_call_output","call_id":"d","output":[{"type":"input_text","text":"x"}]}],"tools":[{"type":"function","name":"f"},{"type":"namespace","name":"mcp__s","tools":[{"name":"g"}]},{"type":"web_search"}]}`), &r.JSON)
+	if o, ok := r.Output("d"); !ok || o.Text != "x" || o.Kind != "custom_tool_call_output" {
+		t.Errorf("Output(d) = %+v", o)
+	}
+	if got := r.Tools(); len(got) != 3 || got[0] != "f" || got[1] != "mcp__s.g" || got[2] != "web_search" {
+		t.Errorf("Tools() = %v", got)
+	}
+	if _, ok := r.Tool("mcp__s.g"); !ok {
+		t.Error("Tool(mcp__s.g) not found")
+	}
+	if r.Input() != "go" {
+		t.Errorf("Input() = %q", r.Input())
+	}
+}
