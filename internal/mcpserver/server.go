@@ -28,6 +28,12 @@ type Options struct {
 	Config  string   // --config: the operator's validation allowlist, "" for none
 	Version string   // reported as serverInfo.version
 	Log     io.Writer
+	// Structured serves every tool with its output schema and
+	// structuredContent (rowkit mcp --structured), for programmatic
+	// clients. Without it read_file, search, inspect_file and edit return
+	// their text alone, since agent clients show a model the JSON in place
+	// of the text whenever a result has structuredContent; see modelText.
+	Structured bool
 }
 
 // Server is rowkit's MCP server.
@@ -38,6 +44,9 @@ type Server struct {
 	allow    []string // validations an MCP caller may run, in config order
 	log      *log.Logger
 	sessions sync.Map // *mcp.ServerSession -> *sessionRoots
+
+	// structured serves structuredContent for every tool (Options.Structured).
+	structured bool
 
 	// editMu serialises edits: each commits a journalled transaction in
 	// the root, and two at once would race for the same files.
@@ -54,7 +63,7 @@ func New(o Options) (*Server, error) {
 	if logw == nil {
 		logw = io.Discard
 	}
-	s := &Server{log: log.New(logw, "rowkit mcp: ", 0)}
+	s := &Server{log: log.New(logw, "rowkit mcp: ", 0), structured: o.Structured}
 	dirs := o.Roots
 	if len(dirs) == 0 {
 		dirs = []string{"."}
@@ -113,6 +122,9 @@ func (s *Server) Banner() string {
 		} else {
 			b.WriteString(strings.Join(s.allow, ", "))
 		}
+	}
+	if s.structured {
+		b.WriteString("; structured: every tool returns structuredContent")
 	}
 	return b.String()
 }
