@@ -48,10 +48,16 @@ type Codex struct {
 	Config string
 	// Args come after `exec` and before the prompt.
 	Args []string
-	// Env is added to the client's environment: PATH from this process,
-	// CODEX_HOME (a new temporary directory), HOME (the same directory),
-	// the API key variable and nothing else.
-	Env  []string
+	// Env is added to the client's environment, after (and so over) its
+	// defaults: PATH from this process, CODEX_HOME (a new temporary
+	// directory), HOME (the same directory), the API key variable,
+	// NO_COLOR=1 and TERM=dumb.
+	Env []string
+	// HomeFiles are written into the home before the run, by path
+	// relative to it: a .profile, since exec_command runs a login shell
+	// that resets PATH from /etc/profile.
+	HomeFiles map[string]string
+	// Keep leaves the home in place after the run (Run.Home).
 	Keep bool
 }
 
@@ -110,7 +116,7 @@ func (c *Codex) Run(ctx context.Context, base, dir, prompt string) (*Run, error)
 	if !c.Keep {
 		defer os.RemoveAll(home)
 	}
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(c.CodexConfig(base)), 0o600); err != nil {
+	if err := writeHome(home, c.HomeFiles, "config.toml", c.CodexConfig(base)); err != nil {
 		return nil, err
 	}
 	args := append(append(append([]string(nil), CodexArgs...), c.Args...), "--cd", dir, "--", prompt)
@@ -139,13 +145,17 @@ type Claude struct {
 	MCP map[string]MCPServer
 	// Args come after the fixed flags and before the prompt.
 	Args []string
-	// Env is added to the client's environment: PATH from this process,
-	// HOME (a new temporary directory), ANTHROPIC_BASE_URL, an API key,
-	// what keeps it offline (DISABLE_TELEMETRY=1,
-	// CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1, DISABLE_AUTOUPDATER=1)
-	// and IS_SANDBOX=1 when running as root, which
-	// --dangerously-skip-permissions requires.
-	Env  []string
+	// Env is added to the client's environment, after (and so over) its
+	// defaults: PATH from this process, HOME (a new temporary directory),
+	// ANTHROPIC_BASE_URL, an API key, what keeps it offline
+	// (DISABLE_TELEMETRY=1, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1,
+	// DISABLE_AUTOUPDATER=1), NO_COLOR=1, TERM=dumb, and IS_SANDBOX=1
+	// when running as root, which --dangerously-skip-permissions requires.
+	Env []string
+	// HomeFiles are written into the home before the run, by path
+	// relative to it.
+	HomeFiles map[string]string
+	// Keep leaves the home in place after the run (Run.Home).
 	Keep bool
 }
 
@@ -187,7 +197,7 @@ func (c *Claude) Run(ctx context.Context, base, dir, prompt string) (*Run, error
 		defer os.RemoveAll(home)
 	}
 	cfg := filepath.Join(home, "mcp.json")
-	if err := os.WriteFile(cfg, MCPConfig(c.MCP), 0o600); err != nil {
+	if err := writeHome(home, c.HomeFiles, "mcp.json", string(MCPConfig(c.MCP))); err != nil {
 		return nil, err
 	}
 	model := c.Model
@@ -203,6 +213,24 @@ func (c *Claude) Run(ctx context.Context, base, dir, prompt string) (*Run, error
 		env = append(env, "IS_SANDBOX=1")
 	}
 	return run(ctx, bin, args, dir, append(env, c.Env...), home)
+}
+
+// writeHome writes files into home, then name with content (the run's own
+// file wins over a file of the same name).
+func writeHome(home string, files map[string]string, name, content string) error {
+	write := func(rel, data string) error {
+		p := filepath.Join(home, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return err
+		}
+		return os.WriteFile(p, []byte(data), 0o600)
+	}
+	for _, rel := range sortedKeys(files) {
+		if err := write(rel, files[rel]); err != nil {
+			return err
+		}
+	}
+	return write(name, content)
 }
 
 // NodeBin finds node_modules/.bin/name in the working directory or the
