@@ -161,7 +161,7 @@ func TestClaude(t *testing.T) {
 		return Call{ID: id, Name: "Bash", Args: map[string]any{"command": cmd, "description": "print"}}
 	}
 	s := NewServer(
-		Reply(Message{Text: "loading"}, Call{ID: "search", Name: "ToolSearch", Args: map[string]any{"query": "select:mcp__echo__echo"}}),
+		Reply(Message{Text: "loading"}, Call{ID: "search", Name: "ToolSearch", Args: map[string]any{"query": "select:mcp__echo__echo,mcp__echo__echo_big"}}),
 		Reply(
 			echo("mcp-whole", map[string]any{"bytes": 50000}),
 			echo("mcp-cut", map[string]any{"bytes": 50001}),
@@ -169,6 +169,8 @@ func TestClaude(t *testing.T) {
 			echo("mcp-error", map[string]any{"bytes": 300, "is_error": true}),
 			echo("mcp-structured", map[string]any{"bytes": 300, "structured": true}),
 			echo("mcp-client", map[string]any{"client": true}),
+			Call{ID: "big-whole", Name: "mcp__echo__echo_big", Args: map[string]any{"bytes": 150000}},
+			Call{ID: "big-cut", Name: "mcp__echo__echo_big", Args: map[string]any{"bytes": 200001}},
 			bash("bash-whole", "head -c 30000 "+file),
 			bash("bash-cut", "head -c 30001 "+file),
 			bash("bash-bytes", "head -c 30001 "+wide),
@@ -218,6 +220,10 @@ func TestClaude(t *testing.T) {
 	if got := output(t, s, "mcp-client").Body(); !strings.Contains(got, `"name":"claude-code"`) || !strings.Contains(got, `"version":"2.1.328"`) {
 		t.Errorf("clientInfo %s", got)
 	}
+	// A tool that declares _meta "anthropic/maxResultSizeChars" moves the
+	// bound (and lifts the token check that refuses 99,000 characters).
+	whole(t, "MCP text at 150,000 characters, the tool's bound 200,000", output(t, s, "big-whole"), echoText(150000, ""))
+	cut(t, "MCP text at 200,001 characters, the tool's bound 200,000", output(t, s, "big-cut"), "<persisted-output>\nOutput too large")
 	// Bash hands over the output without its final newline.
 	whole(t, "Bash at 30,000 bytes", output(t, s, "bash-whole"), strings.TrimSuffix(echoText(30000, ""), "\n"))
 	cut(t, "Bash at 30,001 bytes", output(t, s, "bash-cut"), "<persisted-output>\nOutput too large")

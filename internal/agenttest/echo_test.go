@@ -60,7 +60,7 @@ func echoText(n int, unit string) string {
 
 func serveEcho() {
 	s := mcp.NewServer(&mcp.Implementation{Name: "echo", Version: "1"}, &mcp.ServerOptions{Instructions: os.Getenv("AGENTTEST_ECHO_INSTRUCTIONS")})
-	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "returns text of an exact size"}, func(ctx context.Context, req *mcp.CallToolRequest, in EchoInput) (*mcp.CallToolResult, any, error) {
+	echo := func(ctx context.Context, req *mcp.CallToolRequest, in EchoInput) (*mcp.CallToolResult, any, error) {
 		text := echoText(in.Bytes, in.Unit)
 		if in.Client {
 			b, _ := json.Marshal(req.Session.InitializeParams().ClientInfo)
@@ -72,7 +72,11 @@ func serveEcho() {
 			res.StructuredContent = json.RawMessage(b)
 		}
 		return res, nil, nil
-	})
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "returns text of an exact size"}, echo)
+	// Claude Code reads a tool's own bound on its results from _meta.
+	mcp.AddTool(s, &mcp.Tool{Name: "echo_big", Description: "returns text of an exact size, declaring a larger result bound",
+		Meta: mcp.Meta{"anthropic/maxResultSizeChars": 200000}}, echo)
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
