@@ -32,6 +32,20 @@ var checkOutputs = false
 // their text content alone: the model reads it verbatim.
 var modelText = map[string]bool{"read_file": true, "search": true, "inspect_file": true, "edit": true}
 
+// searchHints are the words Claude Code's ToolSearch matches a tool by,
+// beside its name and description (the tool's _meta
+// "anthropic/searchHint"): the words a model searches with. Without one,
+// a search for "git changes" ranked Claude Code's worktree tools above
+// inspect_repository.
+var searchHints = map[string]string{
+	"read_file":          "read file lines contents view cat open",
+	"search":             "grep search find text code regex in files ripgrep",
+	"inspect_file":       "outline symbols definitions functions classes structure",
+	"edit":               "edit patch replace insert write create move delete files",
+	"inspect_repository": "git status diff changes changed files",
+	"run_validations":    "run tests build lint checks validations",
+}
+
 // register adds a typed tool, as mcp.AddTool does (the input schema
 // validates and decodes the arguments; the output schema describes the
 // result), with three differences that serve the model, the three failure
@@ -62,6 +76,12 @@ func register[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 	structured := s.structured || !modelText[t.Name]
 	if !structured {
 		t.OutputSchema = nil
+	}
+	if h := searchHints[t.Name]; h != "" {
+		if t.Meta == nil {
+			t.Meta = mcp.Meta{}
+		}
+		t.Meta["anthropic/searchHint"] = h
 	}
 	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		v, err := decodeArgs[In](req.Params.Arguments, inR)
