@@ -77,8 +77,20 @@ func (c *Codex) CodexConfig(base string) string {
 	b.WriteString("[analytics]\nenabled = false\n\n[feedback]\nenabled = false\n\n")
 	// Plugins sync a marketplace with git ls-remote at start.
 	b.WriteString("[features]\nplugins = false\nremote_plugin = false\n\n")
-	for _, name := range sortedKeys(c.MCP) {
-		m := c.MCP[name]
+	b.WriteString(CodexMCPConfig(c.MCP))
+	if c.Config != "" {
+		b.WriteString(c.Config)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// CodexMCPConfig is the config.toml text registering servers, one
+// [mcp_servers.NAME] table each (NAME must be a bare TOML key).
+func CodexMCPConfig(servers map[string]MCPServer) string {
+	var b strings.Builder
+	for _, name := range sortedKeys(servers) {
+		m := servers[name]
 		fmt.Fprintf(&b, "[mcp_servers.%s]\ncommand = %s\nargs = %s\n", name, tomlString(m.Command), tomlStrings(m.Args))
 		if len(m.Env) > 0 {
 			fmt.Fprintf(&b, "[mcp_servers.%s.env]\n", name)
@@ -86,10 +98,6 @@ func (c *Codex) CodexConfig(base string) string {
 				fmt.Fprintf(&b, "%s = %s\n", tomlString(k), tomlString(m.Env[k]))
 			}
 		}
-		b.WriteByte('\n')
-	}
-	if c.Config != "" {
-		b.WriteString(c.Config)
 		b.WriteByte('\n')
 	}
 	return b.String()
@@ -163,7 +171,8 @@ type Claude struct {
 // mode, the MCP config and only it, no permission prompts.
 var ClaudeArgs = []string{"-p", "--strict-mcp-config", "--dangerously-skip-permissions"}
 
-// MCPConfig is the JSON of a --mcp-config file registering servers.
+// MCPConfig is the JSON of a --mcp-config file registering servers (the
+// format of a project's .mcp.json too).
 func MCPConfig(servers map[string]MCPServer) []byte {
 	type server struct {
 		Type    string            `json:"type"`

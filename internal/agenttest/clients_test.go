@@ -174,6 +174,8 @@ func TestClaude(t *testing.T) {
 			bash("bash-whole", "head -c 30000 "+file),
 			bash("bash-cut", "head -c 30001 "+file),
 			bash("bash-bytes", "head -c 30001 "+wide),
+			bash("fail-whole", "head -c 11012 "+file+"; exit 1"),
+			bash("fail-cut", "head -c 11013 "+file+"; exit 1"),
 			bash("bash-env", "env | grep -E '^(CLAUDECODE|AI_AGENT)=' | cut -d= -f1 | sort"),
 		),
 		Reply(Message{Text: "finished"}),
@@ -228,6 +230,14 @@ func TestClaude(t *testing.T) {
 	whole(t, "Bash at 30,000 bytes", output(t, s, "bash-whole"), strings.TrimSuffix(echoText(30000, ""), "\n"))
 	cut(t, "Bash at 30,001 bytes", output(t, s, "bash-cut"), "<persisted-output>\nOutput too large")
 	cut(t, "Bash at 30,001 bytes of é (bytes count, not characters)", output(t, s, "bash-bytes"), "<persisted-output>\nOutput too large")
+	// A command that fails is an error result "Exit code N\n" and its
+	// output, cut in the middle above 11,012 characters of output.
+	o = output(t, s, "fail-whole")
+	whole(t, "a failed Bash command at 11,012 characters", o, "Exit code 1\n"+echoText(11012, ""))
+	if !o.IsError {
+		t.Error("a failed Bash command reached the model without is_error")
+	}
+	cut(t, "a failed Bash command at 11,013 characters", output(t, s, "fail-cut"), " characters truncated] ...")
 	if env := output(t, s, "bash-env").Body(); env != "AI_AGENT\nCLAUDECODE" {
 		t.Errorf("Bash's environment: %q, want AI_AGENT and CLAUDECODE", env)
 	}
