@@ -123,7 +123,7 @@ var toolSearches = []struct{ query, tool string }{
 	{"run tests", "run_validations"},
 }
 
-func goroot(t *testing.T) string {
+func goroot(t testing.TB) string {
 	out, err := exec.Command("go", "env", "GOROOT").Output()
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +149,7 @@ func rowOf(t *testing.T, body string, n int) (string, string) {
 }
 
 // cutMarkers are what the clients put in place of an output they cut.
-var cutMarkers = []string{"tokens truncated", "Warning: truncated output", "<persisted-output>", "Output too large", "exceeds maximum allowed tokens"}
+var cutMarkers = []string{"tokens truncated", "Warning: truncated output", "<persisted-output>", "Output too large", "exceeds maximum allowed tokens", " characters truncated] ..."}
 
 func testAgentClient(t *testing.T, c agentClient, bin, src string) {
 	ws := canon(t, t.TempDir())
