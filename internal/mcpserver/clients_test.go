@@ -398,3 +398,22 @@ func tail(s string, n int) string {
 	}
 	return s[len(s)-n:]
 }
+
+// TestReadmeRegistration: the README's registration snippets are the
+// ones TestAgentClients runs the clients with (agenttest writes both
+// files), paths aside.
+func TestReadmeRegistration(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := map[string]agenttest.MCPServer{"rowkit": {Command: "/home/me/bin/rowkit", Args: []string{"mcp", "--root", "/home/me/src/project"}}}
+	for _, want := range []string{
+		"```json\n" + string(agenttest.MCPConfig(servers)) + "\n```\n",
+		"```toml\n" + strings.TrimSuffix(agenttest.CodexMCPConfig(servers), "\n") + "```\n",
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("README.md has no registration snippet\n%s", want)
+		}
+	}
+}
