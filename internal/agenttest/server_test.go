@@ -2,23 +2,49 @@ package agenttest
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
+var bodyCases = []struct{ text, body string }{
+	{"Wall time: 0.0048 seconds\nOutput:\n1:8ed3 alpha\n", "1:8ed3 alpha\n"},
+	{"Wall time: 0.0048 seconds\nOutput:", ""},
+	{"Chunk ID: 99b16c\nWall time: 0.0000 seconds\nProcess exited with code 1\nOriginal token count: 3\nOutput:\nx\nOutput:\ny", "x\nOutput:\ny"},
+	{"unsupported call: shell", "unsupported call: shell"},
+	{"rows\n\n<system-reminder>\nA\n\n</system-reminder>\n\n<system-reminder>\nB\n</system-reminder>", "rows"},
+	{"<system-reminder>\nonly\n</system-reminder>", "<system-reminder>\nonly\n</system-reminder>"},
+	{"text mentions </system-reminder>", "text mentions </system-reminder>"},
+}
+
 func TestBody(t *testing.T) {
-	for _, tc := range []struct{ text, body string }{
-		{"Wall time: 0.0048 seconds\nOutput:\n1:8ed3 alpha\n", "1:8ed3 alpha\n"},
-		{"Wall time: 0.0048 seconds\nOutput:", ""},
-		{"Chunk ID: 99b16c\nWall time: 0.0000 seconds\nProcess exited with code 1\nOriginal token count: 3\nOutput:\nx\nOutput:\ny", "x\nOutput:\ny"},
-		{"unsupported call: shell", "unsupported call: shell"},
-		{"rows\n\n<system-reminder>\nA\n\n</system-reminder>\n\n<system-reminder>\nB\n</system-reminder>", "rows"},
-		{"<system-reminder>\nonly\n</system-reminder>", "<system-reminder>\nonly\n</system-reminder>"},
-		{"text mentions </system-reminder>", "text mentions </system-reminder>"},
-	} {
+	for _, tc := range bodyCases {
 		if got := (Output{Text: tc.text}).Body(); got != tc.body {
 			t.Errorf("Body(%q) = %q, want %q", tc.text, got, tc.body)
 		}
 	}
+}
+
+// FuzzBody: whatever a tool printed, Codex's header before it and Claude
+// Code's reminder after it come off, and nothing else does.
+func FuzzBody(f *testing.F) {
+	for _, tc := range bodyCases {
+		f.Add(tc.text)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		body := (Output{Text: s}).Body()
+		if !strings.Contains(s, body) {
+			t.Fatalf("Body(%q) = %q is not part of the text", s, body)
+		}
+		if strings.HasPrefix(s, "Wall time: ") || strings.HasPrefix(s, "Chunk ID: ") {
+			return
+		}
+		if got := (Output{Text: "Wall time: 0.0010 seconds\nOutput:\n" + s}).Body(); got != body {
+			t.Fatalf("under Codex's header, Body of %q is %q, want %q", s, got, body)
+		}
+		if got := (Output{Text: s + "\n\n<system-reminder>\nnote\n</system-reminder>"}).Body(); got != body {
+			t.Fatalf("before Claude Code's reminder, Body of %q is %q, want %q", s, got, body)
+		}
+	})
 }
 
 func TestTomlString(t *testing.T) {
