@@ -79,7 +79,13 @@ func TestCodex(t *testing.T) {
 	s := NewServer(
 		Reply(Object{"type": "tool_search_call", "call_id": "search", "execution": "client", "status": "completed",
 			"arguments": map[string]any{"query": "text of an exact size"}}),
+		// An HTTP error: Codex retries the same request.
+		func(*Request) Turn {
+			return Turn{Status: 500, ErrorBody: `{"error":{"message":"scripted","type":"server_error"}}`}
+		},
 		Reply(
+			Reasoning{Summary: "measuring", EncryptedContent: "ENC1"},
+			CustomCall{ID: "patch", Name: "apply_patch", Input: "*** Begin Patch\n*** Add File: added.txt\n+added by apply_patch\n*** End Patch\n"},
 			echo("mcp-whole", map[string]any{"bytes": 47964}),
 			echo("mcp-cut", map[string]any{"bytes": 47965}),
 			echo("mcp-bytes", map[string]any{"bytes": 47965, "unit": "é"}),
@@ -90,12 +96,13 @@ func TestCodex(t *testing.T) {
 			Call{ID: "exec-cut", Name: "exec_command", Args: map[string]any{"cmd": "head -c 40001 " + file}},
 			Call{ID: "exec-env", Name: "exec_command", Args: map[string]any{"cmd": "env | grep ^CODEX_ | cut -d= -f1 | sort"}},
 		),
-		Reply(Reasoning{Summary: "done", EncryptedContent: "ENC1"}, Message{Text: "finished"}),
+		Reply(Message{Text: "finished"}),
 	)
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	run, err := (&Codex{MCP: echoServers(t)}).Run(ctx, s.URL, t.TempDir(), "measure")
+	dir := t.TempDir()
+	run, err := (&Codex{MCP: echoServers(t)}).Run(ctx, s.URL, dir, "measure")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,9 +110,13 @@ func TestCodex(t *testing.T) {
 		t.Fatalf("codex exec: exit %d\nstdout %s\nstderr %s", run.Exit, run.Stdout, run.Stderr)
 	}
 	turns := s.Turns()
-	if len(turns) != 3 {
-		t.Fatalf("%d model requests, want 3", len(turns))
+	if len(turns) != 4 {
+		t.Fatalf("%d model requests, want 4", len(turns))
 	}
+	if string(turns[1].Body) != string(turns[2].Body) {
+		t.Error("the request after an HTTP 500 is not the same request again")
+	}
+	turns = append(turns[:1], turns[2:]...)
 	first := turns[0]
 	if ua := first.Header.Get("User-Agent"); !strings.HasPrefix(ua, "codex_exec/0.169.0 ") {
 		t.Errorf("User-Agent %q", ua)
@@ -144,8 +155,17 @@ func TestCodex(t *testing.T) {
 		t.Errorf("exec_command's environment has no CODEX_THREAD_ID: %q", env)
 	}
 	last := turns[2]
-	if len(last.Outputs()) != 10 {
-		t.Errorf("the last request: %d outputs, want the search's and nine calls'", len(last.Outputs()))
+	if len(last.Outputs()) != 11 {
+		t.Errorf("the last request: %d outputs, want the search's and ten calls'", len(last.Outputs()))
+	}
+	if !strings.Contains(string(last.Body), `"encrypted_content":"ENC1"`) {
+		t.Error("the reasoning item's encrypted_content did not come back")
+	}
+	if o := output(t, s, "patch"); o.Kind != "custom_tool_call_output" {
+		t.Errorf("apply_patch's output came back as %s: %s", o.Kind, o.Raw)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "added.txt")); string(b) != "added by apply_patch\n" {
+		t.Errorf("apply_patch wrote %q, %v", b, err)
 	}
 	if run.Duration > 20*time.Second {
 		t.Errorf("codex exec took %v: something waits for the network", run.Duration)

@@ -2,6 +2,8 @@ package agenttest
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -83,5 +85,41 @@ func TestOutputs(t *testing.T) {
 	}
 	if r.Input() != "go" {
 		t.Errorf("Input() = %q", r.Input())
+	}
+}
+
+// TestSideRequest: a Messages request without tools is answered with
+// plain text and takes no step; GET /v1/models lists nothing; every
+// request is logged.
+func TestSideRequest(t *testing.T) {
+	s := NewServer(Reply(Call{ID: "c", Name: "Bash", Args: map[string]any{"command": "true"}}))
+	defer s.Close()
+	post := func(body string) string {
+		res, err := http.Post(s.URL+"/v1/messages", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return string(b)
+	}
+	side := post(`{"model":"m","stream":true,"messages":[{"role":"user","content":"title?"}]}`)
+	if !strings.Contains(side, `{"text":"ok","type":"text_delta"}`) || !strings.Contains(side, `"stop_reason":"end_turn"`) {
+		t.Errorf("side request: %s", side)
+	}
+	turn := post(`{"model":"m","stream":true,"tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"go"}]}`)
+	if !strings.Contains(turn, `"partial_json":"{\"command\":\"true\"}"`) || !strings.Contains(turn, `"stop_reason":"tool_use"`) {
+		t.Errorf("the scripted turn: %s", turn)
+	}
+	res, err := http.Get(s.URL + "/v1/models")
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("GET /v1/models: %v %v", res, err)
+	}
+	res.Body.Close()
+	if log := s.Requests(); len(log) != 3 || log[0].Turn != -1 || log[1].Turn != 0 || log[2].API != "" {
+		t.Errorf("log: %d requests", len(log))
+	}
+	if len(s.Turns()) != 1 {
+		t.Errorf("%d turns, want 1", len(s.Turns()))
 	}
 }
