@@ -39,7 +39,9 @@ const (
 )
 
 // Server is a scripted model on loopback. Its methods are safe to call
-// while a client runs.
+// while a client runs; its fields are set before one starts. A Step runs
+// on the server's goroutine, so it reports a failure with t.Error, never
+// t.Fatal.
 type Server struct {
 	// URL is the server's base, http://127.0.0.1:PORT, without /v1.
 	URL string

@@ -134,19 +134,22 @@ func goroot(t testing.TB) string {
 // rowsRE is a verified row as read_file and hread print it.
 var rowsRE = regexp.MustCompile(`^[1-9][0-9]*:[0-9a-f]{4} `)
 
-// rowOf finds line n among the delivered rows: "N:HASH" and its text.
-func rowOf(t *testing.T, body string, n int) (string, string) {
-	t.Helper()
+// rowOf finds line n among the delivered rows: its "N:HASH". It runs in a
+// scripted step, on the model server's goroutine: it reports with Errorf.
+func rowOf(t *testing.T, body string, n int) (string, bool) {
 	prefix := fmt.Sprintf("%d:", n)
 	for _, l := range strings.Split(body, "\n") {
 		if strings.HasPrefix(l, prefix) && rowsRE.MatchString(l) {
-			ref, text, _ := strings.Cut(l, " ")
-			return ref, text
+			ref, _, _ := strings.Cut(l, " ")
+			return ref, true
 		}
 	}
-	t.Fatalf("row %d is not among the rows the model got:\n%.300s", n, body)
-	return "", ""
+	t.Errorf("row %d is not among the rows the model got:\n%.300s", n, body)
+	return "", false
 }
+
+// stuck is the turn of a scripted model that cannot go on.
+var stuck = agenttest.Turn{Items: []agenttest.Item{agenttest.Message{Text: "stuck"}}}
 
 // cutMarkers are what the clients put in place of an output they cut.
 var cutMarkers = []string{"tokens truncated", "Warning: truncated output", "<persisted-output>", "Output too large", "exceeds maximum allowed tokens", " characters truncated] ..."}
@@ -191,13 +194,15 @@ func testAgentClient(t *testing.T, c agentClient, bin, src string) {
 		func(r *agenttest.Request) agenttest.Turn {
 			read, _ := r.Output("read")
 			next := regexp.MustCompile(`\[read:continue\] .* read offset ([0-9]+)`).FindStringSubmatch(read.Body())
+			ref, ok := rowOf(t, read.Body(), editLine)
 			if next == nil {
 				t.Errorf("the read the model got has no continue note:\n%.300s", tail(read.Body(), 300))
-				return agenttest.Turn{Items: []agenttest.Item{agenttest.Message{Text: "stuck"}}}
+			}
+			if next == nil || !ok {
+				return stuck
 			}
 			var offset int
 			fmt.Sscan(next[1], &offset)
-			ref, _ := rowOf(t, read.Body(), editLine)
 			editScript = fmt.Sprintf("in server.go\nadd %s %q\n", ref, comment(editLine))
 			return agenttest.Turn{Items: []agenttest.Item{
 				c.mcp("continue", "read_file", map[string]any{"path": "server.go", "offset": offset, "limit": limit}),
@@ -208,7 +213,10 @@ func testAgentClient(t *testing.T, c agentClient, bin, src string) {
 		// the shell, with a row copied from hread's output.
 		func(r *agenttest.Request) agenttest.Turn {
 			hread, _ := r.Output("hread")
-			ref, _ := rowOf(t, hread.Body(), shellLine)
+			ref, ok := rowOf(t, hread.Body(), shellLine)
+			if !ok {
+				return stuck
+			}
 			shellScript = fmt.Sprintf("in server.go\nadd %s %q\n", ref, comment(shellLine))
 			return agenttest.Turn{Items: []agenttest.Item{
 				c.mcp("rejected", "edit", map[string]any{"script": editScript}),
