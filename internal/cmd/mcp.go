@@ -23,16 +23,18 @@ says what is served; stderr also carries log lines, never stdout.
 
 Tools: inspect_repository, inspect_file, search, read_file, edit, and
 run_validations only when --config allows validations to MCP callers
-(mcp.allowValidations). read_file, search, inspect_file and edit answer
-with text alone (verified rows LINE:HASH TEXT, an outline, an edit report),
-because agent clients show their model a result's structuredContent in
-place of its text; --structured adds their output schemas and
-structuredContent (the CLI's JSON) for programmatic clients. A failure is
-an error result whose text is one line, CODE: MESSAGE (HINT). Every path argument is confined to a root: relative
-paths are relative to the first root, absolute paths must lie inside one,
-and symlinks leading out are refused. When the client announces MCP roots,
-the server uses those that lie inside a --root and ignores (and logs) the
-others.
+(mcp.allowValidations). Every path argument is confined to a root:
+relative paths are relative to the first root, absolute paths must lie
+inside one, and symlinks leading out are refused. When the client
+announces MCP roots, the server uses those that lie inside a --root and
+ignores (and logs) the others.
+
+read_file, search, inspect_file and edit answer with text alone (verified
+rows LINE:HASH TEXT, an outline, an edit report): agent clients show their
+model a result's structuredContent in place of its text. --structured adds
+their output schemas and structuredContent (the CLI's JSON) for programmatic
+clients. A failure is an error result whose text is one line,
+CODE: MESSAGE (HINT).
 
 options:
   --root DIR     a confinement root (repeatable; default: the current
@@ -46,7 +48,7 @@ options:
 	Exits: []cli.Exit{
 		{Status: 0, When: "the client disconnected (stdin ended), or rowkit got SIGINT or SIGTERM"},
 		{Status: 1, When: "a root could not be opened (read)"},
-		{Status: 2, When: "usage (an unknown argument, a missing or empty value, --config twice) or a config that cannot be read or is invalid (E_CONFIG)"},
+		{Status: 2, When: "usage (an unknown argument, a missing or empty value, --config twice, a value after --structured) or a config that cannot be read or is invalid (E_CONFIG)"},
 	},
 	Run: runMCP,
 }
