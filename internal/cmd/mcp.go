@@ -15,19 +15,26 @@ import (
 // MCP is rowkit mcp: the MCP server on stdio.
 var MCP = &cli.Command{
 	Name:    "mcp",
-	Usage:   "rowkit mcp [--root DIR]... [--config FILE]",
+	Usage:   "rowkit mcp [--root DIR]... [--config FILE] [--structured]",
 	Summary: "serve rowkit's tools to an MCP client (Claude Code, Codex, Cursor) over stdio",
 	Help: `Speaks the Model Context Protocol on stdin/stdout (newline-delimited
 JSON-RPC) until stdin ends or rowkit gets SIGINT/SIGTERM. One line on stderr
 says what is served; stderr also carries log lines, never stdout.
 
-Tools: inspect_repository, inspect_file, search, read_file, and
+Tools: inspect_repository, inspect_file, search, read_file, edit, and
 run_validations only when --config allows validations to MCP callers
-(mcp.allowValidations). Every path argument is confined to a root: relative
-paths are relative to the first root, absolute paths must lie inside one,
-and symlinks leading out are refused. When the client announces MCP roots,
-the server uses those that lie inside a --root and ignores (and logs) the
-others.
+(mcp.allowValidations). Every path argument is confined to a root:
+relative paths are relative to the first root, absolute paths must lie
+inside one, and symlinks leading out are refused. When the client
+announces MCP roots, the server uses those that lie inside a --root and
+ignores (and logs) the others.
+
+read_file, search, inspect_file and edit answer with text alone (verified
+rows LINE:HASH TEXT, an outline, an edit report): agent clients show their
+model a result's structuredContent in place of its text. --structured adds
+their output schemas and structuredContent (the CLI's JSON) for programmatic
+clients. A failure is an error result whose text is one line,
+CODE: MESSAGE (HINT).
 
 options:
   --root DIR     a confinement root (repeatable; default: the current
@@ -35,11 +42,13 @@ options:
   --config FILE  the operator's validation allowlist, the format of rowkit
                  review --config; a repository's own rowkit.json is never
                  read
+  --structured   every tool declares its output schema and returns
+                 structuredContent, failures a Failure object
 `,
 	Exits: []cli.Exit{
 		{Status: 0, When: "the client disconnected (stdin ended), or rowkit got SIGINT or SIGTERM"},
 		{Status: 1, When: "a root could not be opened (read)"},
-		{Status: 2, When: "usage (an unknown argument, a missing or empty value, --config twice) or a config that cannot be read or is invalid (E_CONFIG)"},
+		{Status: 2, When: "usage (an unknown argument, a missing or empty value, --config twice, a value after --structured) or a config that cannot be read or is invalid (E_CONFIG)"},
 	},
 	Run: runMCP,
 }
@@ -50,8 +59,14 @@ func runMCP(ctx context.Context, env *cli.Env, args []string) error {
 		name, val, has := strings.Cut(args[i], "=")
 		switch name {
 		case "--root", "--config":
+		case "--structured":
+			if has {
+				return errs.Usagef("--structured takes no value")
+			}
+			o.Structured = true
+			continue
 		default:
-			return errs.Usagef("unknown argument %q; usage: rowkit mcp [--root DIR]... [--config FILE]", args[i])
+			return errs.Usagef("unknown argument %q; usage: rowkit mcp [--root DIR]... [--config FILE] [--structured]", args[i])
 		}
 		if !has {
 			if i+1 >= len(args) {

@@ -82,7 +82,9 @@ func e2eCalls(root string) map[string]e2eCall {
 }
 
 // TestEndToEndTypeScriptClient runs the official TypeScript SDK client
-// against the rowkit binary over stdio.
+// against the rowkit binary over stdio: a default server, whose
+// read_file, search, inspect_file and edit answer with text alone, and a
+// --structured one, where every tool has its output schema.
 func TestEndToEndTypeScriptClient(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -103,8 +105,9 @@ func TestEndToEndTypeScriptClient(t *testing.T) {
 
 	// Server 1: no config. Every listed tool is called once, plus failures.
 	plain := e2eServer{Command: bin, Args: []string{"mcp", "--root", root}, Cwd: root}
-	// Server 2: an allowlist; one validation is cancelled mid-run.
-	allowed := e2eServer{Command: bin, Args: []string{"mcp", "--root", root, "--config", cfg}, Cwd: root,
+	// Server 2: structured, with an allowlist; one validation is
+	// cancelled mid-run.
+	allowed := e2eServer{Command: bin, Args: []string{"mcp", "--root", root, "--config", cfg, "--structured"}, Cwd: root,
 		Cancel: &e2eCancel{e2eCall{"run_validations", map[string]any{"repo_path": ".", "validations": []string{"slow"}}}, 1500},
 		After:  &e2eCall{"inspect_repository", map[string]any{"repo_path": "."}},
 	}
@@ -116,7 +119,9 @@ func TestEndToEndTypeScriptClient(t *testing.T) {
 		e2eCall{"inspect_repository", map[string]any{"repo_path": "/etc"}},
 		e2eCall{"inspect_repository", map[string]any{"repo_path": ".", "detail": "everything"}},
 	)
-	allowed.Calls = append(allowed.Calls, calls["run_validations"])
+	allowed.Calls = append(allowed.Calls, calls["run_validations"], calls["inspect_file"], calls["read_file"], calls["search"],
+		e2eCall{"edit", map[string]any{"script": "in b.txt\ntype 2:6391 \"B\"\n", "dry_run": true}},
+		e2eCall{"inspect_repository", map[string]any{"repo_path": "/etc"}})
 	spec, _ := json.Marshal(map[string]any{"servers": []e2eServer{plain, allowed}})
 	specFile := filepath.Join(t.TempDir(), "spec.json")
 	write(t, specFile, string(spec))
@@ -158,8 +163,11 @@ func TestEndToEndTypeScriptClient(t *testing.T) {
 		if _, ok := calls[tool.Name]; !ok {
 			t.Errorf("tool %s has no end-to-end call", tool.Name)
 		}
-		if len(tool.InputSchema) == 0 || len(tool.OutputSchema) == 0 || tool.Annotations == nil {
-			t.Errorf("%s: schemas or annotations missing", tool.Name)
+		if len(tool.InputSchema) == 0 || tool.Annotations == nil {
+			t.Errorf("%s: input schema or annotations missing", tool.Name)
+		}
+		if hasOut := len(tool.OutputSchema) > 0; hasOut != !modelText[tool.Name] {
+			t.Errorf("%s: output schema %s on a default server; only the review tools have one", tool.Name, tool.OutputSchema)
 		}
 		if tool.Name == "run_validations" {
 			t.Error("run_validations is listed without an allowlist")
@@ -174,27 +182,40 @@ func TestEndToEndTypeScriptClient(t *testing.T) {
 		t.Errorf("%d tools listed without an allowlist, want inspect_repository, inspect_file, read_file, search, edit", len(p.Tools))
 	}
 	for i, c := range plain.Calls[:5] {
-		if !listed[c.Name] {
-			continue // not served yet: its engine has not landed
-		}
 		r := p.Results[i]
-		if r.Thrown != "" || r.IsError || r.StructuredContent == nil || len(r.Content) == 0 {
+		if r.Thrown != "" || r.IsError || (r.StructuredContent == nil) != modelText[c.Name] || len(r.Content) == 0 {
 			t.Errorf("%s: %+v", c.Name, r)
 		}
 	}
-	for i, want := range []string{"outside_workspace", "usage"} {
+	if r := p.Results[2]; len(r.Content) != 1 || r.Content[0]["text"] != "1:8ed3 alpha\n2:6391 BETA\n" {
+		t.Errorf("read_file on a default server: %+v, want the verified rows alone", r.Content)
+	}
+	for i, want := range []string{"outside_workspace: ", "usage: "} {
 		r := p.Results[5+i]
-		e, _ := r.StructuredContent["error"].(map[string]any)
-		if r.Thrown != "" || !r.IsError || e["code"] != want {
-			t.Errorf("failure %d: %+v, want isError with code %s", i, r, want)
+		text, _ := r.Content[0]["text"].(string)
+		if r.Thrown != "" || !r.IsError || r.StructuredContent != nil || !strings.HasPrefix(text, want) || strings.Contains(text, "\n") {
+			t.Errorf("failure %d: %+v, want isError with one line %s...", i, r, want)
 		}
 	}
 
 	if got, _ := os.ReadFile(filepath.Join(root, "b.txt")); string(got) != "ALPHA\nBETA\n" {
 		t.Errorf("after the edit, b.txt is %q", got)
 	}
-	if len(a.Results) != 1 || a.Results[0].IsError || a.Results[0].StructuredContent["ok"] != true {
-		t.Errorf("run_validations: %+v", a.Results)
+	if len(a.Results) != 6 || a.Results[0].IsError || a.Results[0].StructuredContent["ok"] != true {
+		t.Fatalf("run_validations: %+v", a.Results)
+	}
+	for _, tool := range a.Tools {
+		if len(tool.OutputSchema) == 0 {
+			t.Errorf("%s: no output schema on a --structured server", tool.Name)
+		}
+	}
+	for i, r := range a.Results[1:5] {
+		if r.Thrown != "" || r.IsError || r.StructuredContent == nil || len(r.Content) == 0 {
+			t.Errorf("--structured %s: %+v", allowed.Calls[1+i].Name, r)
+		}
+	}
+	if e, _ := a.Results[5].StructuredContent["error"].(map[string]any); !a.Results[5].IsError || e["code"] != "outside_workspace" {
+		t.Errorf("--structured failure: %+v, want a Failure with code outside_workspace", a.Results[5])
 	}
 	if a.Cancel == nil || a.Cancel.Thrown == "" {
 		t.Errorf("the cancelled call: %+v", a.Cancel)

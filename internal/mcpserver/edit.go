@@ -25,13 +25,13 @@ var editBounds = patch.Bounds{Edits: 200, Failures: 50, Gofmt: 50, DiffBytes: 25
 
 // EditDescription teaches the language in the tool's own description,
 // since the model writes it.
-const EditDescription = `Edits files with an HPATCH/2 script, all files at once or none (journalled). One command per line:
+const EditDescription = `Edits files (replace, insert, create, move, delete) with an HPATCH/2 script, all files at once or none (journalled). One command per line:
   in PATH             select an existing file
   new PATH            create a file and select it (then optionally: type VALUE, its initial content)
   mv PATH | rm        move or delete the selected file
   type TARGET VALUE   replace every span TARGET selects with VALUE ("" deletes)
   add DEST VALUE      insert VALUE before DEST (a ROW, a text target, or EOF)
-TARGET is a verified row LINE:HASH (the whole line with its terminator), a range ROW..ROW, "TEXT" [N] (the first N exact matches) or ROW "TEXT" [N]. VALUE is a JSON string, or <<PATCH followed by literal lines and a line PATCH. A replacement without a final newline keeps the target's. Every target resolves against the files as they were when the script started. Copy LINE:HASH rows from read_file, search or inspect_file; a stale row is rejected with the current rows around it, usable in the next script. The result lists at most 200 edits, 50 failures and 256 KiB of diff; "truncated" counts what was left out.`
+TARGET is a verified row LINE:HASH (the whole line with its terminator), a range ROW..ROW, "TEXT" [N] (the first N exact matches) or ROW "TEXT" [N]. VALUE is a JSON string, or <<PATCH followed by literal lines and a line PATCH. A replacement without a final newline keeps the target's. Every target resolves against the files as they were when the script started. Copy LINE:HASH rows from read_file, search or inspect_file; a stale row is rejected with the current rows around it, usable in the next script. The report lists the files changed and the rows at each edit's edges, to chain the next edit; it is bounded by 15,000 tokens and says how many edits or failures it left out.`
 
 func (s *Server) addEdit() {
 	in := mustSchema[EditInput]()

@@ -130,7 +130,16 @@ func connectVersion(t testing.TB, s *Server, copts *mcp.ClientOptions, version s
 	return cs
 }
 
+// newServer is a structured server: the parity and failure tests compare
+// structuredContent with the CLI's JSON. newTextServer is the default one
+// agent clients get.
 func newServer(t testing.TB, o Options) *Server {
+	t.Helper()
+	o.Structured = true
+	return newTextServer(t, o)
+}
+
+func newTextServer(t testing.TB, o Options) *Server {
 	t.Helper()
 	var log bytes.Buffer
 	if o.Log == nil {

@@ -21,7 +21,7 @@ func (s *Server) addInspectFile() {
 	register(s, &mcp.Tool{
 		Name:  "inspect_file",
 		Title: "Outline a file",
-		Description: "Outlines a file's structure (Go, Python, TypeScript/TSX, JavaScript, Markdown, JSON): imports, types, functions, methods, headings, JSON members, each with its span as verified rows. " +
+		Description: "Outlines a file's structure, its symbols and definitions (Go, Python, TypeScript/TSX, JavaScript, Markdown, JSON): imports, types, functions, methods, headings, JSON members, each with its span as verified rows. " +
 			"The text is one line per entry, ROW[..ROW] kind name, where ROW is LINE:HASH; read those rows with read_file. Other files report only their size. Bounded to 64 KiB; a truncated outline says after how many entries.",
 		InputSchema:  in,
 		OutputSchema: outputSchema[inspect.Result](),

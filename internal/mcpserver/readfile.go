@@ -26,7 +26,7 @@ func (s *Server) addReadFile() {
 		Name:  "read_file",
 		Title: "Read a file as verified rows",
 		Description: "Reads a text file (or a directory listing, a notebook, an image) as verified rows LINE:HASH TEXT: copy a LINE:HASH into an edit to target that exact line. " +
-			"Bounded: at most limit lines (2,000), 50 KiB and 15,000 tokens per view; continuation.next is the exact input that reads on. Binary files are refused with a note, never dumped.",
+			"Bounded: at most limit lines (2,000), 50 KiB and 15,000 tokens per view; a last note [read:continue] names the offset that reads on. Binary files are refused with a note, never dumped.",
 		InputSchema:  in,
 		OutputSchema: outputSchema[read.Result](),
 		Annotations: &mcp.ToolAnnotations{

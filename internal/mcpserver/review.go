@@ -77,7 +77,7 @@ func (s *Server) addInspectRepository() {
 	register(s, &mcp.Tool{
 		Name:  "inspect_repository",
 		Title: "What changed in a git repository",
-		Description: "Lists the paths changed in a git work tree in four disjoint scopes (committed since the base, staged, unstaged, untracked) with their status, and in detail full their added/removed line counts; never diff bodies. " +
+		Description: "Lists what changed in a git work tree, like git status and git diff --stat: the changed paths in four disjoint scopes (committed since the base, staged, unstaged, untracked) with their status, and in detail full their added/removed line counts; never diff bodies. " +
 			"Executes nothing from the repository. Bounded: 50 paths per scope, counts stay true; the truncation field says what was left out.",
 		InputSchema:  inspectRepositorySchema(),
 		OutputSchema: outputSchema[review.Report](),

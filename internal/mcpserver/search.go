@@ -34,8 +34,8 @@ func (s *Server) addSearch() {
 	register(s, &mcp.Tool{
 		Name:  "search",
 		Title: "Search the workspace",
-		Description: "Searches files with ripgrep (its regex syntax and ignore rules) and returns every matching line, and context lines, as a verified row \"PATH\":LINE:HASH TEXT, each once, in ripgrep's order. " +
-			"Bounded by 15,000 tokens: an incomplete result says so (complete:false) and keeps the rows that fit; narrow the paths, glob or pattern to see the rest.",
+		Description: "Searches the contents of files (grep) with ripgrep, its regex syntax and ignore rules, and returns every matching line, and context lines, as a verified row \"PATH\":LINE:HASH TEXT, each once, in ripgrep's order. " +
+			"Bounded by 15,000 tokens: an incomplete result keeps the rows that fit and ends with a line [search: output_incomplete]; narrow the paths, glob or pattern to see the rest.",
 		InputSchema:  in,
 		OutputSchema: outputSchema[grep.Result](),
 		Annotations: &mcp.ToolAnnotations{

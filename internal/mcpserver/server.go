@@ -28,6 +28,12 @@ type Options struct {
 	Config  string   // --config: the operator's validation allowlist, "" for none
 	Version string   // reported as serverInfo.version
 	Log     io.Writer
+	// Structured serves every tool with its output schema and
+	// structuredContent (rowkit mcp --structured), for programmatic
+	// clients. Without it read_file, search, inspect_file and edit return
+	// their text alone, since agent clients show a model the JSON in place
+	// of the text whenever a result has structuredContent; see modelText.
+	Structured bool
 }
 
 // Server is rowkit's MCP server.
@@ -39,13 +45,21 @@ type Server struct {
 	log      *log.Logger
 	sessions sync.Map // *mcp.ServerSession -> *sessionRoots
 
+	// structured serves structuredContent for every tool (Options.Structured).
+	structured bool
+
 	// editMu serialises edits: each commits a journalled transaction in
 	// the root, and two at once would race for the same files.
 	editMu sync.Mutex
 }
 
-// Instructions tell the client how the tools fit together.
-const Instructions = `rowkit serves this workspace as verified rows: every source line it shows is "LINE:HASH TEXT", and LINE:HASH names that exact line, so an edit can target it and fails safely if the line changed. Workflow: outline a file with inspect_file (each entry is ROW..ROW kind name) or find lines with search; read only the rows you need with read_file (offset and limit); copy the LINE:HASH identities you saw into your edit. inspect_repository says what changed in a git repository. Paths are relative to the first workspace root (absolute paths must lie inside a root). Every output is bounded and says what it left out; an error result carries a machine code in structuredContent.error.code.`
+// Instructions tell the client how the tools fit together. Both agent
+// clients defer MCP tools behind a tool search: Claude Code shows the
+// model these instructions and the tool names only, Codex only the first
+// 250 characters or so of the instructions as the namespace's description.
+// So the first sentence names every tool and what it is for, in the words
+// a model searches with.
+const Instructions = `rowkit reads, searches, outlines and edits the files of this workspace (read_file, search, inspect_file, edit) and lists what changed in a git repository (inspect_repository). Every source line it shows is a verified row "LINE:HASH TEXT": LINE:HASH names that exact line, so an edit can target it and fails safely if the line changed. Workflow: outline a file with inspect_file (each entry is ROW..ROW kind name) or find lines with search; read only the rows you need with read_file (offset and limit); copy the LINE:HASH identities you saw into your edit. Paths are relative to the first workspace root (absolute paths must lie inside a root). Every output is bounded and says what it left out and how to go on. A call that fails returns one line with the error's code and what to do.`
 
 // New builds the server: roots opened and canonical, the config read, the
 // tools registered.
@@ -54,7 +68,7 @@ func New(o Options) (*Server, error) {
 	if logw == nil {
 		logw = io.Discard
 	}
-	s := &Server{log: log.New(logw, "rowkit mcp: ", 0)}
+	s := &Server{log: log.New(logw, "rowkit mcp: ", 0), structured: o.Structured}
 	dirs := o.Roots
 	if len(dirs) == 0 {
 		dirs = []string{"."}
@@ -113,6 +127,9 @@ func (s *Server) Banner() string {
 		} else {
 			b.WriteString(strings.Join(s.allow, ", "))
 		}
+	}
+	if s.structured {
+		b.WriteString("; structured: every tool returns structuredContent")
 	}
 	return b.String()
 }

@@ -22,15 +22,43 @@ type handler[In, Out any] func(ctx context.Context, req *mcp.CallToolRequest, in
 // because on a 2,000-line read the validation cost more than the read.
 var checkOutputs = false
 
+// modelText are the tools whose product is text for a model: the
+// verified rows of read_file and search, the outline of inspect_file and
+// the report of edit. Codex and Claude Code hand the model
+// JSON.stringify(structuredContent) whenever a result has it and drop the
+// text content, so the rows would arrive as {"number":4,"hash":"4c62",...}
+// objects at twice the tokens. Unless the server is structured
+// (Options.Structured), these tools declare no output schema and return
+// their text content alone: the model reads it verbatim.
+var modelText = map[string]bool{"read_file": true, "search": true, "inspect_file": true, "edit": true}
+
+// searchHints are the words Claude Code's ToolSearch matches a tool by,
+// beside its name and description (the tool's _meta
+// "anthropic/searchHint"): the words a model searches with. Without one,
+// a search for "git changes" ranked Claude Code's worktree tools above
+// inspect_repository.
+var searchHints = map[string]string{
+	"read_file":          "read file lines contents view cat open",
+	"search":             "grep search find text code regex in files ripgrep",
+	"inspect_file":       "outline symbols definitions functions classes structure",
+	"edit":               "edit patch replace insert write create move delete files",
+	"inspect_repository": "git status diff changes changed files",
+	"run_validations":    "run tests build lint checks validations",
+}
+
 // register adds a typed tool, as mcp.AddTool does (the input schema
 // validates and decodes the arguments; the output schema describes the
-// result), with two differences that serve the three failure layers and
-// the parity with the CLI:
-//   - structuredContent is the engine's value encoded once, in struct order
-//     and without HTML escaping: the CLI's JSON bytes, not a re-encoding
-//     through a map;
-//   - a failure, from the input schema or from the tool, is isError with a
-//     Failure as structuredContent, so the machine code reaches the client.
+// result), with three differences that serve the model, the three failure
+// layers and the parity with the CLI:
+//   - a modelText tool of a server that is not structured has no output
+//     schema and no structuredContent: its text content is the result;
+//   - otherwise structuredContent is the engine's value encoded once, in
+//     struct order and without HTML escaping: the CLI's JSON bytes, not a
+//     re-encoding through a map;
+//   - a failure, from the input schema or from the tool, is isError with
+//     the one line CODE: MESSAGE (HINT) as its text and, on a structured
+//     server, a Failure as structuredContent, so the machine code reaches
+//     a program too.
 func register[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 	in, ok := t.InputSchema.(*jsonschema.Schema)
 	if !ok {
@@ -45,14 +73,30 @@ func register[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 	if err != nil {
 		panic(fmt.Sprintf("register %s: output schema: %v", t.Name, err))
 	}
+	structured := s.structured || !modelText[t.Name]
+	if !structured {
+		t.OutputSchema = nil
+	}
+	if h := searchHints[t.Name]; h != "" {
+		if t.Meta == nil {
+			t.Meta = mcp.Meta{}
+		}
+		t.Meta["anthropic/searchHint"] = h
+	}
 	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		v, err := decodeArgs[In](req.Params.Arguments, inR)
 		if err != nil {
-			return failed(err), nil
+			return s.failed(err), nil
 		}
 		res, value, err := h(ctx, req, v)
 		if err != nil {
-			return failed(err), nil
+			return s.failed(err), nil
+		}
+		if !structured {
+			if res == nil || res.Content == nil {
+				return nil, fmt.Errorf("%s: the tool returned no text", t.Name)
+			}
+			return res, nil
 		}
 		b, err := encode(value)
 		if err != nil {
@@ -125,18 +169,22 @@ func encode(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-// failed is the result of a call that could not do its job.
-func failed(err error) *mcp.CallToolResult {
+// failed is the result of a call that could not do its job: its text is
+// the failure's one line; a structured server adds the Failure.
+func (s *Server) failed(err error) *mcp.CallToolResult {
 	var path *string
 	var pe *pathError
 	if errors.As(err, &pe) {
 		path = &pe.path
 	}
 	f := failureOf(err, path)
-	b, _ := encode(f)
-	return &mcp.CallToolResult{
-		IsError:           true,
-		StructuredContent: json.RawMessage(b),
-		Content:           []mcp.Content{&mcp.TextContent{Text: failureText(f)}},
+	res := &mcp.CallToolResult{
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: failureText(f)}},
 	}
+	if s.structured {
+		b, _ := encode(f)
+		res.StructuredContent = json.RawMessage(b)
+	}
+	return res
 }

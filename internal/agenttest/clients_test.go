@@ -1,0 +1,273 @@
+package agenttest
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// The tests below drive the real clients (installed by `npm ci` from the
+// module's package-lock.json) against a Server, with this test binary as
+// their MCP server (TestMain: the echo tool returns outputs of exact
+// sizes). They check the harness end to end and pin what each client
+// hands its model: the wrappers, and the exact sizes above which it cuts
+// a tool's output. rowkit's per-client bounds depend on these figures;
+// when a client is upgraded, this test says what changed.
+
+// echoServers registers this test binary as the MCP server "echo".
+func echoServers(t *testing.T) map[string]MCPServer {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]MCPServer{"echo": {Command: exe, Env: map[string]string{"AGENTTEST_ECHO": "1"}}}
+}
+
+// bigFile writes echoText of n bytes to a file for the shell calls.
+func bigFile(t *testing.T, n int, unit string) string {
+	p := filepath.Join(t.TempDir(), "big.txt")
+	if err := os.WriteFile(p, []byte(echoText(n, unit)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func output(t *testing.T, s *Server, id string) Output {
+	t.Helper()
+	o, ok := s.Output(id)
+	if !ok {
+		t.Fatalf("no output of call %s reached the model", id)
+	}
+	return o
+}
+
+// whole checks that the model got text exactly, and cut that it did not.
+func whole(t *testing.T, what string, o Output, text string) {
+	t.Helper()
+	if o.Body() != text {
+		t.Errorf("%s: the model got %d bytes, want the %d bytes whole; head %q", what, len(o.Body()), len(text), head(o.Body(), 200))
+	}
+}
+
+func cut(t *testing.T, what string, o Output, marker string) {
+	t.Helper()
+	if !strings.Contains(o.Body(), marker) {
+		t.Errorf("%s: the model got %d bytes without %q; head %q", what, len(o.Body()), marker, head(o.Body(), 200))
+	}
+}
+
+func head(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
+}
+
+func TestCodex(t *testing.T) {
+	file := bigFile(t, 60000, "")
+	echo := func(id string, args map[string]any) Call {
+		return Call{ID: id, Name: "echo", Namespace: "mcp__echo", Args: args}
+	}
+	s := NewServer(
+		Reply(Object{"type": "tool_search_call", "call_id": "search", "execution": "client", "status": "completed",
+			"arguments": map[string]any{"query": "text of an exact size"}}),
+		// An HTTP error: Codex retries the same request.
+		func(*Request) Turn {
+			return Turn{Status: 500, ErrorBody: `{"error":{"message":"scripted","type":"server_error"}}`}
+		},
+		Reply(
+			Reasoning{Summary: "measuring", EncryptedContent: "ENC1"},
+			CustomCall{ID: "patch", Name: "apply_patch", Input: "*** Begin Patch\n*** Add File: added.txt\n+added by apply_patch\n*** End Patch\n"},
+			echo("mcp-whole", map[string]any{"bytes": 47964}),
+			echo("mcp-cut", map[string]any{"bytes": 47965}),
+			echo("mcp-bytes", map[string]any{"bytes": 47965, "unit": "é"}),
+			echo("mcp-error", map[string]any{"bytes": 300, "is_error": true}),
+			echo("mcp-structured", map[string]any{"bytes": 300, "structured": true}),
+			echo("mcp-client", map[string]any{"client": true}),
+			Call{ID: "exec-whole", Name: "exec_command", Args: map[string]any{"cmd": "head -c 40000 " + file}},
+			Call{ID: "exec-cut", Name: "exec_command", Args: map[string]any{"cmd": "head -c 40001 " + file}},
+			Call{ID: "exec-env", Name: "exec_command", Args: map[string]any{"cmd": "env | grep ^CODEX_ | cut -d= -f1 | sort"}},
+		),
+		Reply(Message{Text: "finished"}),
+	)
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	run, err := (&Codex{MCP: echoServers(t)}).Run(ctx, s.URL, dir, "measure")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Exit != 0 || !strings.Contains(string(run.Stdout), "finished") {
+		t.Fatalf("codex exec: exit %d\nstdout %s\nstderr %s", run.Exit, run.Stdout, run.Stderr)
+	}
+	turns := s.Turns()
+	if len(turns) != 4 {
+		t.Fatalf("%d model requests, want 4", len(turns))
+	}
+	if string(turns[1].Body) != string(turns[2].Body) {
+		t.Error("the request after an HTTP 500 is not the same request again")
+	}
+	turns = append(turns[:1], turns[2:]...)
+	first := turns[0]
+	if ua := first.Header.Get("User-Agent"); !strings.HasPrefix(ua, "codex_exec/0.169.0 ") {
+		t.Errorf("User-Agent %q", ua)
+	}
+	if first.Input() != "measure" || !strings.Contains(string(first.Body), `"model":"gpt-5.5-codex"`) {
+		t.Errorf("the first request: input %q, body %.300s", first.Input(), first.Body)
+	}
+	for _, name := range []string{"exec_command", "apply_patch", "tool_search"} {
+		if _, ok := first.Tool(name); !ok {
+			t.Errorf("the first request offers no %s: %v", name, first.Tools())
+		}
+	}
+	if o := output(t, s, "search"); o.Kind != "tool_search_output" || !strings.Contains(o.Text, `"name":"mcp__echo"`) {
+		t.Errorf("tool_search found no mcp__echo namespace: %s %.500s", o.Kind, o.Text)
+	}
+
+	whole(t, "MCP text at 47,964 bytes", output(t, s, "mcp-whole"), echoText(47964, ""))
+	cut(t, "MCP text at 47,965 bytes", output(t, s, "mcp-cut"), " tokens truncated…")
+	cut(t, "MCP text at 47,965 bytes of é (bytes count, not characters)", output(t, s, "mcp-bytes"), " tokens truncated…")
+	whole(t, "an isError result", output(t, s, "mcp-error"), echoText(300, ""))
+	structured, _ := json.Marshal(map[string]string{"text": echoText(300, "")})
+	whole(t, "a result with structuredContent", output(t, s, "mcp-structured"), string(structured))
+	if got := output(t, s, "mcp-client").Body(); !strings.Contains(got, `"name":"codex-mcp-client"`) || !strings.Contains(got, `"version":"0.169.0"`) {
+		t.Errorf("clientInfo %s", got)
+	}
+	o := output(t, s, "mcp-whole")
+	if !strings.HasPrefix(o.Text, "Wall time: ") || !strings.Contains(o.Text, " seconds\nOutput:\n") {
+		t.Errorf("an MCP result's header: %q", head(o.Text, 80))
+	}
+	whole(t, "exec_command at 40,000 bytes", output(t, s, "exec-whole"), echoText(40000, ""))
+	cut(t, "exec_command at 40,001 bytes", output(t, s, "exec-cut"), "…1 tokens truncated…")
+	if o := output(t, s, "exec-whole"); !strings.Contains(o.Text, "\nProcess exited with code 0\nOriginal token count: 10000\nOutput:\n") {
+		t.Errorf("exec_command's header: %q", head(o.Text, 200))
+	}
+	if env := output(t, s, "exec-env").Body(); !strings.Contains(env, "CODEX_THREAD_ID\n") {
+		t.Errorf("exec_command's environment has no CODEX_THREAD_ID: %q", env)
+	}
+	last := turns[2]
+	if len(last.Outputs()) != 11 {
+		t.Errorf("the last request: %d outputs, want the search's and ten calls'", len(last.Outputs()))
+	}
+	if !strings.Contains(string(last.Body), `"encrypted_content":"ENC1"`) {
+		t.Error("the reasoning item's encrypted_content did not come back")
+	}
+	if o := output(t, s, "patch"); o.Kind != "custom_tool_call_output" {
+		t.Errorf("apply_patch's output came back as %s: %s", o.Kind, o.Raw)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "added.txt")); string(b) != "added by apply_patch\n" {
+		t.Errorf("apply_patch wrote %q, %v", b, err)
+	}
+	if run.Duration > 20*time.Second {
+		t.Errorf("codex exec took %v: something waits for the network", run.Duration)
+	}
+	t.Logf("codex exec: %v, %d requests", run.Duration, len(s.Requests()))
+}
+
+func TestClaude(t *testing.T) {
+	file := bigFile(t, 60000, "")
+	wide := bigFile(t, 60000, "é")
+	echo := func(id string, args map[string]any) Call { return Call{ID: id, Name: "mcp__echo__echo", Args: args} }
+	bash := func(id, cmd string) Call {
+		return Call{ID: id, Name: "Bash", Args: map[string]any{"command": cmd, "description": "print"}}
+	}
+	s := NewServer(
+		Reply(Message{Text: "loading"}, Call{ID: "search", Name: "ToolSearch", Args: map[string]any{"query": "select:mcp__echo__echo,mcp__echo__echo_big"}}),
+		Reply(
+			echo("mcp-whole", map[string]any{"bytes": 50000}),
+			echo("mcp-cut", map[string]any{"bytes": 50001}),
+			echo("mcp-chars", map[string]any{"bytes": 92000, "unit": "é"}),
+			echo("mcp-error", map[string]any{"bytes": 300, "is_error": true}),
+			echo("mcp-structured", map[string]any{"bytes": 300, "structured": true}),
+			echo("mcp-client", map[string]any{"client": true}),
+			Call{ID: "big-whole", Name: "mcp__echo__echo_big", Args: map[string]any{"bytes": 150000}},
+			Call{ID: "big-cut", Name: "mcp__echo__echo_big", Args: map[string]any{"bytes": 200001}},
+			bash("bash-whole", "head -c 30000 "+file),
+			bash("bash-cut", "head -c 30001 "+file),
+			bash("bash-bytes", "head -c 30001 "+wide),
+			bash("fail-whole", "head -c 11012 "+file+"; exit 1"),
+			bash("fail-cut", "head -c 11013 "+file+"; exit 1"),
+			bash("bash-env", "env | grep -E '^(CLAUDECODE|AI_AGENT)=' | cut -d= -f1 | sort"),
+		),
+		Reply(Message{Text: "finished"}),
+	)
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run, err := (&Claude{MCP: echoServers(t)}).Run(ctx, s.URL, t.TempDir(), "measure")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Exit != 0 || !strings.Contains(string(run.Stdout), "finished") {
+		t.Fatalf("claude -p: exit %d\nstdout %s\nstderr %s", run.Exit, run.Stdout, run.Stderr)
+	}
+	turns := s.Turns()
+	if len(turns) != 3 {
+		t.Fatalf("%d model requests, want 3", len(turns))
+	}
+	first := turns[0]
+	if ua := first.Header.Get("User-Agent"); !strings.HasPrefix(ua, "claude-cli/2.1.328 ") {
+		t.Errorf("User-Agent %q", ua)
+	}
+	if first.Input() == "" || !strings.Contains(string(first.Body), "mcp__echo__echo") {
+		t.Errorf("the first request names no deferred mcp__echo__echo: %.300s", first.Body)
+	}
+	if _, ok := first.Tool("Bash"); !ok {
+		t.Errorf("the first request offers no Bash: %v", first.Tools())
+	}
+	if _, ok := turns[1].Tool("mcp__echo__echo"); !ok {
+		t.Errorf("after ToolSearch the request offers no mcp__echo__echo: %v", turns[1].Tools())
+	}
+
+	whole(t, "MCP text at 50,000 characters", output(t, s, "mcp-whole"), echoText(50000, ""))
+	cut(t, "MCP text at 50,001 characters", output(t, s, "mcp-cut"), "<persisted-output>\nOutput too large")
+	whole(t, "MCP text of 92,000 bytes in 49,680 characters (characters count, not bytes)", output(t, s, "mcp-chars"), echoText(92000, "é"))
+	// An isError result loses its final newline.
+	o := output(t, s, "mcp-error")
+	whole(t, "an isError result", o, strings.TrimSuffix(echoText(300, ""), "\n"))
+	if !o.IsError {
+		t.Error("an isError result reached the model without is_error")
+	}
+	structured, _ := json.Marshal(map[string]string{"text": echoText(300, "")})
+	whole(t, "a result with structuredContent", output(t, s, "mcp-structured"), string(structured))
+	if got := output(t, s, "mcp-client").Body(); !strings.Contains(got, `"name":"claude-code"`) || !strings.Contains(got, `"version":"2.1.328"`) {
+		t.Errorf("clientInfo %s", got)
+	}
+	// A tool that declares _meta "anthropic/maxResultSizeChars" moves the
+	// bound (and lifts the token check that refuses 99,000 characters).
+	whole(t, "MCP text at 150,000 characters, the tool's bound 200,000", output(t, s, "big-whole"), echoText(150000, ""))
+	cut(t, "MCP text at 200,001 characters, the tool's bound 200,000", output(t, s, "big-cut"), "<persisted-output>\nOutput too large")
+	// Bash hands over the output without its final newline.
+	whole(t, "Bash at 30,000 bytes", output(t, s, "bash-whole"), strings.TrimSuffix(echoText(30000, ""), "\n"))
+	cut(t, "Bash at 30,001 bytes", output(t, s, "bash-cut"), "<persisted-output>\nOutput too large")
+	cut(t, "Bash at 30,001 bytes of é (bytes count, not characters)", output(t, s, "bash-bytes"), "<persisted-output>\nOutput too large")
+	// A command that fails is an error result "Exit code N\n" and its
+	// output, cut in the middle above 11,012 characters of output.
+	o = output(t, s, "fail-whole")
+	whole(t, "a failed Bash command at 11,012 characters", o, "Exit code 1\n"+echoText(11012, ""))
+	if !o.IsError {
+		t.Error("a failed Bash command reached the model without is_error")
+	}
+	cut(t, "a failed Bash command at 11,013 characters", output(t, s, "fail-cut"), " characters truncated] ...")
+	if env := output(t, s, "bash-env").Body(); env != "AI_AGENT\nCLAUDECODE" {
+		t.Errorf("Bash's environment: %q, want AI_AGENT and CLAUDECODE", env)
+	}
+	if run.Duration > 30*time.Second {
+		t.Errorf("claude -p took %v: something waits for the network", run.Duration)
+	}
+	for _, r := range s.Requests() {
+		if r.API == "" {
+			t.Logf("claude also asked %s %s", r.Method, r.Path)
+		}
+	}
+	t.Logf("claude -p: %v, %d requests", run.Duration, len(s.Requests()))
+}

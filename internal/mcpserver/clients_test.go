@@ -1,0 +1,427 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rowkit/rowkit/internal/agenttest"
+	"github.com/rowkit/rowkit/internal/inspect"
+	"github.com/rowkit/rowkit/internal/review"
+	"github.com/rowkit/rowkit/internal/tokens"
+	"github.com/rowkit/rowkit/internal/workspace"
+)
+
+// TestAgentClients is what a model receives from rowkit through the real
+// agent clients: the Codex CLI and Claude Code (from package-lock.json),
+// each run offline against a scripted model (internal/agenttest) with
+// `rowkit mcp` registered as the README says and the shell names linked
+// onto PATH. The scripted model calls every MCP tool and, through the
+// client's shell, hread, hgrep and hpatch; it copies the rows of its
+// edits from the reads as the client delivered them. The test asserts on
+// what the client sent back to the model: exactly the text rowkit's own
+// commands print for the same request (so every row is a literal LINE:HASH
+// TEXT line and the tokens are the text rendering's), nothing cut by the
+// client, failures as one line, the review tools' JSON within twice their
+// Markdown, and the files changed on disk.
+func TestAgentClients(t *testing.T) {
+	bin := rowkitBin(t)
+	src := filepath.Join(goroot(t), "src", "net", "http", "server.go")
+	for _, c := range []agentClient{codexClient(), claudeClient()} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			testAgentClient(t, c, bin, src)
+		})
+	}
+}
+
+// agentClient is what differs between the two clients: the tool names,
+// how tools are found, and how a run starts.
+type agentClient struct {
+	name string
+	// mcp is a call of rowkit's MCP tool name; shell one of the shell.
+	mcp   func(id, name string, args map[string]any) agenttest.Item
+	shell func(id, cmd string) agenttest.Item
+	// find is the first turn: loading rowkit's tools through the
+	// client's tool search.
+	find []agenttest.Item
+	run  func(ctx context.Context, s *agenttest.Server, ws, linkDir string, server agenttest.MCPServer) (*agenttest.Run, error)
+	// trimsErrors: the client drops the final newline of an error
+	// result and of shell output (Claude Code).
+	trimsErrors bool
+}
+
+func codexClient() agentClient {
+	return agentClient{
+		name: "codex",
+		mcp: func(id, name string, args map[string]any) agenttest.Item {
+			return agenttest.Call{ID: id, Name: name, Namespace: "mcp__rowkit", Args: args}
+		},
+		shell: func(id, cmd string) agenttest.Item {
+			return agenttest.Call{ID: id, Name: "exec_command", Args: map[string]any{"cmd": cmd}}
+		},
+		find: func() []agenttest.Item {
+			var items []agenttest.Item
+			for _, q := range toolSearches {
+				items = append(items, agenttest.Object{"type": "tool_search_call", "call_id": "find-" + q.tool, "execution": "client",
+					"status": "completed", "arguments": map[string]any{"query": q.query}})
+			}
+			return items
+		}(),
+		run: func(ctx context.Context, s *agenttest.Server, ws, linkDir string, server agenttest.MCPServer) (*agenttest.Run, error) {
+			c := &agenttest.Codex{MCP: map[string]agenttest.MCPServer{"rowkit": server},
+				HomeFiles: map[string]string{".profile": "PATH=" + linkDir + ":$PATH\n"}}
+			return c.Run(ctx, s.URL, ws, "work on server.go")
+		},
+	}
+}
+
+func claudeClient() agentClient {
+	tools := []string{}
+	for _, n := range []string{"read_file", "search", "inspect_file", "edit", "inspect_repository", "run_validations"} {
+		tools = append(tools, "mcp__rowkit__"+n)
+	}
+	return agentClient{
+		name: "claude",
+		mcp: func(id, name string, args map[string]any) agenttest.Item {
+			return agenttest.Call{ID: id, Name: "mcp__rowkit__" + name, Args: args}
+		},
+		shell: func(id, cmd string) agenttest.Item {
+			return agenttest.Call{ID: id, Name: "Bash", Args: map[string]any{"command": cmd, "description": "run " + id}}
+		},
+		find: func() []agenttest.Item {
+			items := []agenttest.Item{agenttest.Call{ID: "load", Name: "ToolSearch", Args: map[string]any{"query": "select:" + strings.Join(tools, ",")}}}
+			for _, q := range toolSearches {
+				items = append(items, agenttest.Call{ID: "find-" + q.tool, Name: "ToolSearch", Args: map[string]any{"query": q.query}})
+			}
+			return items
+		}(),
+		run: func(ctx context.Context, s *agenttest.Server, ws, linkDir string, server agenttest.MCPServer) (*agenttest.Run, error) {
+			c := &agenttest.Claude{MCP: map[string]agenttest.MCPServer{"rowkit": server},
+				Env: []string{"PATH=" + linkDir + ":" + os.Getenv("PATH")}}
+			return c.Run(ctx, s.URL, ws, "work on server.go")
+		},
+		trimsErrors: true,
+	}
+}
+
+// toolSearches are searches a model might make for each tool; the first
+// tool found must be rowkit's.
+var toolSearches = []struct{ query, tool string }{
+	{"read file lines", "read_file"},
+	{"grep code", "search"},
+	{"outline symbols", "inspect_file"},
+	{"edit file", "edit"},
+	{"git changes", "inspect_repository"},
+	{"run tests", "run_validations"},
+}
+
+func goroot(t testing.TB) string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// rowsRE is a verified row as read_file and hread print it.
+var rowsRE = regexp.MustCompile(`^[1-9][0-9]*:[0-9a-f]{4} `)
+
+// rowOf finds line n among the delivered rows: its "N:HASH". It runs in a
+// scripted step, on the model server's goroutine: it reports with Errorf.
+func rowOf(t *testing.T, body string, n int) (string, bool) {
+	prefix := fmt.Sprintf("%d:", n)
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, prefix) && rowsRE.MatchString(l) {
+			ref, _, _ := strings.Cut(l, " ")
+			return ref, true
+		}
+	}
+	t.Errorf("row %d is not among the rows the model got:\n%.300s", n, body)
+	return "", false
+}
+
+// stuck is the turn of a scripted model that cannot go on.
+var stuck = agenttest.Turn{Items: []agenttest.Item{agenttest.Message{Text: "stuck"}}}
+
+// cutMarkers are what the clients put in place of an output they cut.
+var cutMarkers = []string{"tokens truncated", "Warning: truncated output", "<persisted-output>", "Output too large", "exceeds maximum allowed tokens", " characters truncated] ..."}
+
+func testAgentClient(t *testing.T, c agentClient, bin, src string) {
+	ws := canon(t, t.TempDir())
+	newRepo(t, ws)
+	original, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(ws, "server.go"), string(original))
+	twin := canon(t, t.TempDir()) // the same files, for the CLI's answers
+	write(t, filepath.Join(twin, "server.go"), string(original))
+	linkDir := t.TempDir()
+	if out, code := cli(t, ws, "link", linkDir); code != 0 {
+		t.Fatalf("rowkit link: %s", out)
+	}
+	cfg := allowConfig(t, map[string][]string{"ok": {"true"}})
+	server := agenttest.MCPServer{Command: bin, Args: []string{"mcp", "--root", ws, "--config", cfg}}
+
+	const limit = 300
+	const pattern = `^func \(\w+ \*Server\) `
+	const editLine, shellLine = 200, 10
+	var editScript, shellScript string
+	comment := func(line int) string { return fmt.Sprintf("// inserted before line %d by the scripted model\n", line) }
+	s := agenttest.NewServer(
+		agenttest.Reply(c.find...),
+		agenttest.Reply(
+			c.mcp("read", "read_file", map[string]any{"path": "server.go", "limit": limit}),
+			c.mcp("outline", "inspect_file", map[string]any{"path": "server.go"}),
+			c.mcp("search", "search", map[string]any{"pattern": pattern, "paths": []string{"server.go"}}),
+			c.mcp("refused", "read_file", map[string]any{"path": "/etc/passwd"}),
+			c.mcp("missing", "read_file", map[string]any{"path": "missing.go"}),
+			c.mcp("repo", "inspect_repository", map[string]any{"repo_path": "."}),
+			c.mcp("validate", "run_validations", map[string]any{"repo_path": ".", "validations": []string{"ok"}}),
+			c.shell("hread", "hread server.go 1:40"),
+			c.shell("hgrep", "hgrep '"+pattern+"' server.go"),
+		),
+		// The model reads on from the continue note and edits a row it
+		// copies from the read, both as the client delivered them.
+		func(r *agenttest.Request) agenttest.Turn {
+			read, _ := r.Output("read")
+			next := regexp.MustCompile(`\[read:continue\] .* read offset ([0-9]+)`).FindStringSubmatch(read.Body())
+			ref, ok := rowOf(t, read.Body(), editLine)
+			if next == nil {
+				t.Errorf("the read the model got has no continue note:\n%.300s", tail(read.Body(), 300))
+			}
+			if next == nil || !ok {
+				return stuck
+			}
+			var offset int
+			fmt.Sscan(next[1], &offset)
+			editScript = fmt.Sprintf("in server.go\nadd %s %q\n", ref, comment(editLine))
+			return agenttest.Turn{Items: []agenttest.Item{
+				c.mcp("continue", "read_file", map[string]any{"path": "server.go", "offset": offset, "limit": limit}),
+				c.mcp("edit", "edit", map[string]any{"script": editScript}),
+			}}
+		},
+		// The same edit again: its row is stale now. And an edit through
+		// the shell, with a row copied from hread's output.
+		func(r *agenttest.Request) agenttest.Turn {
+			hread, _ := r.Output("hread")
+			ref, ok := rowOf(t, hread.Body(), shellLine)
+			if !ok {
+				return stuck
+			}
+			shellScript = fmt.Sprintf("in server.go\nadd %s %q\n", ref, comment(shellLine))
+			return agenttest.Turn{Items: []agenttest.Item{
+				c.mcp("rejected", "edit", map[string]any{"script": editScript}),
+				c.shell("hpatch", "hpatch <<'SCRIPT'\n"+shellScript+"SCRIPT"),
+			}}
+		},
+		agenttest.Reply(agenttest.Message{Text: "finished"}),
+	)
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	run, err := c.run(ctx, s, ws, linkDir, server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Exit != 0 || !strings.Contains(string(run.Stdout), "finished") {
+		t.Fatalf("%s: exit %d\nstdout %s\nstderr %s", c.name, run.Exit, run.Stdout, run.Stderr)
+	}
+	t.Logf("%s ran %v, %d model requests", c.name, run.Duration, len(s.Turns()))
+
+	got := func(id string) agenttest.Output {
+		t.Helper()
+		o, ok := s.Output(id)
+		if !ok {
+			t.Fatalf("no output of %s reached the model", id)
+		}
+		for _, m := range cutMarkers {
+			if strings.Contains(o.Text, m) {
+				t.Errorf("%s: the client cut the output (%q):\n%.300s", id, m, o.Text)
+			}
+		}
+		return o
+	}
+	// cliOut is what rowkit's own command prints: stdout, and with
+	// stderr too for a failure an agent's shell would show.
+	cliOut := func(dir string, withStderr bool, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = dir
+		var out strings.Builder
+		cmd.Stdout = &out
+		if withStderr {
+			cmd.Stderr = &out
+		}
+		cmd.Run()
+		return out.String()
+	}
+	// same compares what the model got with want, the text rowkit's own
+	// command prints, and records the token ratio of what the client
+	// handed the model (its wrapper included) to that text.
+	same := func(id string, o agenttest.Output, want string) {
+		t.Helper()
+		body := o.Body()
+		if c.trimsErrors && (o.IsError || strings.HasPrefix(id, "h")) {
+			want = strings.TrimRight(want, "\n")
+		}
+		if id == "search" || id == "hgrep" {
+			body, want = sortedLines(body), sortedLines(want)
+		}
+		if body != want {
+			t.Errorf("%s: the model got\n%.600s\nwant\n%.600s", id, body, want)
+		}
+		ratio := float64(tokens.Count(o.Text)) / float64(tokens.Count(want))
+		t.Logf("%-9s %6d tokens of text, %6d as the model got it (%.3fx)", id, tokens.Count(want), tokens.Count(o.Text), ratio)
+		if tokens.Count(want) >= 1000 && ratio > 1.10 {
+			t.Errorf("%s: the model got %.3fx the tokens of the text", id, ratio)
+		}
+	}
+
+	if c.name == "codex" {
+		// The namespace Codex lists before any tool search: the start
+		// of the server instructions, which must name the tools.
+		dev := string(s.Turns()[0].Body)
+		if !strings.Contains(dev, `- mcp__rowkit: rowkit reads, searches, outlines and edits the files of this workspace (read_file, search, inspect_file, edit) and lists what changed in a git repository (inspect_repository).`) {
+			t.Errorf("Codex's deferred namespace line does not name rowkit's tools")
+		}
+	}
+	for _, q := range toolSearches {
+		if first := firstFound(t, got("find-"+q.tool)); first != q.tool && first != "mcp__rowkit__"+q.tool {
+			t.Errorf("the first tool a search for %q found is %q, not rowkit's %s", q.query, first, q.tool)
+		}
+	}
+
+	// Reads, search, outline: exactly the CLI's text.
+	read := got("read")
+	same("read", read, cliOut(twin, false, "read", "server.go", "--limit", fmt.Sprint(limit)))
+	for _, l := range strings.Split(strings.TrimSuffix(read.Body(), "\n"), "\n")[:limit] {
+		if !rowsRE.MatchString(l) {
+			t.Fatalf("read: %q is not a verified row", l)
+		}
+	}
+	cont := got("continue")
+	same("continue", cont, cliOut(twin, false, "read", "server.go", "--offset", fmt.Sprint(limit+1), "--limit", fmt.Sprint(limit)))
+	same("search", got("search"), cliOut(twin, false, "grep", pattern, "server.go"))
+	wsTwin, err := workspace.Open(twin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := inspect.Inspect(context.Background(), wsTwin, "server.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	same("outline", got("outline"), OutlineText(res))
+
+	// Failures: one line each.
+	refused := got("refused")
+	if b := refused.Body(); !regexp.MustCompile(`^outside_workspace: [^\n]+$`).MatchString(strings.TrimSuffix(b, "\n")) {
+		t.Errorf("refused: the model got %q, want one line outside_workspace: ...", b)
+	}
+	same("missing", got("missing"), cliOut(twin, false, "read", "missing.go"))
+	if c.name == "claude" && (!refused.IsError || !got("missing").IsError) {
+		t.Errorf("Claude Code did not mark the failures is_error")
+	}
+
+	// The review tools: their JSON, within twice their Markdown.
+	for _, id := range []string{"repo", "validate"} {
+		o := got(id)
+		var rep review.Report
+		if err := json.Unmarshal([]byte(o.Body()), &rep); err != nil {
+			t.Errorf("%s: the model got no report: %v\n%.300s", id, err, o.Body())
+			continue
+		}
+		md, js := tokens.Count(string(rep.Markdown())), tokens.Count(o.Text)
+		t.Logf("%-9s %6d tokens of Markdown, %6d as the model got it (%.3fx)", id, md, js, float64(js)/float64(md))
+		if js > 2*md {
+			t.Errorf("%s: the model got %d tokens, over twice the Markdown's %d", id, js, md)
+		}
+	}
+
+	// Shell names: what the commands print.
+	same("hread", got("hread"), cliOut(twin, false, "hread", "server.go", "1:40"))
+	same("hgrep", got("hgrep"), cliOut(twin, false, "grep", pattern, "server.go"))
+
+	// Edits: replayed with hpatch on the twin, the same report and the
+	// same file.
+	replay := func(script string) string {
+		t.Helper()
+		f := filepath.Join(t.TempDir(), "script")
+		write(t, f, script)
+		return cliOut(twin, true, "patch", "-f", f)
+	}
+	same("edit", got("edit"), replay(editScript))
+	rejected := got("rejected")
+	same("rejected", rejected, replay(editScript))
+	if !strings.HasPrefix(rejected.Body(), `add: command 2, path "server.go", reason row-stale: `) {
+		t.Errorf("rejected: %q", rejected.Body())
+	}
+	same("hpatch", got("hpatch"), replay(shellScript))
+	final, _ := os.ReadFile(filepath.Join(ws, "server.go"))
+	want, _ := os.ReadFile(filepath.Join(twin, "server.go"))
+	lines := strings.Split(string(final), "\n")
+	if string(final) != string(want) || lines[shellLine-1]+"\n" != comment(shellLine) || lines[editLine]+"\n" != comment(editLine) {
+		t.Errorf("server.go after the edits: lines %d and %d are %q, %q; equal to the replay: %v", shellLine, editLine+1, lines[shellLine-1], lines[editLine], string(final) == string(want))
+	}
+}
+
+// firstFound is the first tool a tool search found: Codex's
+// tool_search_output lists namespaces and their tools, Claude Code's
+// ToolSearch result is tool_reference blocks.
+func firstFound(t *testing.T, o agenttest.Output) string {
+	var item struct {
+		Tools []struct {
+			Name  string `json:"name"`
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		} `json:"tools"`
+		Content []struct {
+			ToolName string `json:"tool_name"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(o.Raw, &item); err != nil {
+		t.Fatalf("tool search output %s: %v", o.Raw, err)
+	}
+	switch {
+	case len(item.Content) > 0:
+		return item.Content[0].ToolName
+	case len(item.Tools) > 0 && len(item.Tools[0].Tools) > 0 && item.Tools[0].Name == "mcp__rowkit":
+		return item.Tools[0].Tools[0].Name
+	}
+	return string(o.Raw)
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}
+
+// TestReadmeRegistration: the README's registration snippets are the
+// ones TestAgentClients runs the clients with (agenttest writes both
+// files), paths aside.
+func TestReadmeRegistration(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := map[string]agenttest.MCPServer{"rowkit": {Command: "/home/me/bin/rowkit", Args: []string{"mcp", "--root", "/home/me/src/project"}}}
+	for _, want := range []string{
+		"```json\n" + string(agenttest.MCPConfig(servers)) + "\n```\n",
+		"```toml\n" + strings.TrimSuffix(agenttest.CodexMCPConfig(servers), "\n") + "```\n",
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("README.md has no registration snippet\n%s", want)
+		}
+	}
+}
