@@ -16,6 +16,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"unicode"
 
@@ -29,10 +31,55 @@ type Exit struct {
 	When   string // what ends this way, with the error codes it carries
 }
 
-// Env is what a command may touch of the process it runs in.
+// Env is everything a command may touch of the world it runs in. A command
+// reads no process-global state (the working directory, the environment,
+// signals), so that several can run at once in one process, each in its
+// own directory, as a shell's private commands do; main fills an Env from
+// the process (and owns signals and process tuning).
 type Env struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
+
+	// Dir is the working directory, absolute. A relative path a command
+	// is given is taken relative to it and reported as given. Empty: the
+	// directory is unknown (the process's was removed); relative paths
+	// are then left to the operating system.
+	Dir string
+
+	// LookupEnv finds an environment variable, as os.LookupEnv does for
+	// the process. Nil is an empty environment.
+	LookupEnv func(key string) (string, bool)
+
+	// OutputBytes bounds what a verified-row command writes to stdout and
+	// stderr together (rows, diagnostic and continuation), for a caller
+	// that shows both as one text under a byte limit; 0 is no bound.
+	OutputBytes int
+}
+
+// Path is the name under which the command opens p: p relative to Dir.
+// It is never cleaned, so "link/../x" stays what the system makes of it,
+// and it is never shown: messages name p as given.
+func (e *Env) Path(p string) string {
+	if e.Dir == "" || p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return e.Dir + "/" + p
+}
+
+// WorkDir is Dir, or a coded error when it is unknown.
+func (e *Env) WorkDir() (string, error) {
+	if e.Dir == "" {
+		return "", errs.Errorf(errs.Read, "cannot determine the current directory (was it removed?)")
+	}
+	return e.Dir, nil
+}
+
+// Getenv returns the variable key of the command's environment.
+func (e *Env) Getenv(key string) (string, bool) {
+	if e.LookupEnv == nil {
+		return "", false
+	}
+	return e.LookupEnv(key)
 }
 
 // Command is one rowkit command.
@@ -50,6 +97,15 @@ type Command struct {
 	// Fail, when set, reports a failure itself and returns the exit code,
 	// for commands whose failures are a document on stdout.
 	Fail func(env *Env, err error) int
+
+	// Signals are the signals that cancel the command's context instead
+	// of ending the process, when the command is the process: main
+	// installs them (a command never does; in a shell the shell decides).
+	// None leaves every signal its default action.
+	Signals []os.Signal
+	// GCPercent, when not 0, is the garbage collector's target main sets
+	// for the command as the process, unless GOGC is set.
+	GCPercent int
 }
 
 // Exec runs c with args and returns its exit code, reporting a failure as

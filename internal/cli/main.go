@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -49,6 +48,23 @@ func Main(ctx context.Context, env *Env, args []string, cmds []*Command) int {
 		}
 		return errs.ExitUsage
 	}
+}
+
+// Lookup returns the command that Main runs for args (os.Args), or nil
+// when Main answers itself (help, the version, link, a usage error): main
+// uses it to set up the process for that command (Command.Signals,
+// Command.GCPercent) before Main runs it.
+func Lookup(args []string, cmds []*Command) *Command {
+	if len(args) == 0 {
+		return nil
+	}
+	if c := byAlias(cmds, filepath.Base(args[0])); c != nil {
+		return c
+	}
+	if len(args) < 2 {
+		return nil
+	}
+	return find(cmds, args[1])
 }
 
 func find(cmds []*Command, name string) *Command {
@@ -219,9 +235,4 @@ func Version() string {
 		v += " (" + rev[:min(12, len(rev))] + modified + ")"
 	}
 	return v + " " + info.GoVersion
-}
-
-// StdEnv is the process's own environment.
-func StdEnv() *Env {
-	return &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 }

@@ -79,7 +79,7 @@ func runHread(ctx context.Context, env *cli.Env, args []string) error {
 	// leaves stdout empty; token admission bounds what is held.
 	var out bytes.Buffer
 	p := rows.NewPrinter(&out, rows.DefaultBudget)
-	err := hread.Read(ctx, args[0], r, p, hread.Options{})
+	err := hread.Read(ctx, args[0], r, p, hread.Options{Dir: env.Dir})
 	if err != nil && !errs.Is(err, errs.Incomplete) {
 		return err
 	}

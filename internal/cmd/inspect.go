@@ -9,7 +9,6 @@ import (
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/inspect"
 	"github.com/rowkit/rowkit/internal/jsonstr"
-	"github.com/rowkit/rowkit/internal/workspace"
 )
 
 // Inspect is inspect_file as a rowkit command.
@@ -96,7 +95,7 @@ func runInspect(ctx context.Context, env *cli.Env, args []string) error {
 		return inspectUsage(&args[0], "PATH is empty; usage: inspect_file PATH")
 	}
 	path := &args[0]
-	root, err := workspace.Cwd()
+	root, err := openWorkDir(env)
 	if err != nil {
 		return &inspectFailure{path, err}
 	}

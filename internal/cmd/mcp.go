@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"os"
-	"os/signal"
 	"strings"
 	"syscall"
 
@@ -41,11 +40,13 @@ options:
 		{Status: 1, When: "a root could not be opened (read)"},
 		{Status: 2, When: "usage (an unknown argument, a missing or empty value, --config twice) or a config that cannot be read or is invalid (E_CONFIG)"},
 	},
-	Run: runMCP,
+	Run:     runMCP,
+	Signals: []os.Signal{os.Interrupt, syscall.SIGTERM},
 }
 
 func runMCP(ctx context.Context, env *cli.Env, args []string) error {
 	var o mcpserver.Options
+	given := map[string]string{} // the paths opened, and as they were given
 	for i := 0; i < len(args); i++ {
 		name, val, has := strings.Cut(args[i], "=")
 		switch name {
@@ -64,21 +65,28 @@ func runMCP(ctx context.Context, env *cli.Env, args []string) error {
 			return errs.Usagef("%s is empty", name)
 		}
 		if name == "--root" {
-			o.Roots = append(o.Roots, val)
+			o.Roots = append(o.Roots, env.Path(val))
 		} else if o.Config != "" {
 			return errs.Usagef("--config is given twice")
 		} else {
-			o.Config = val
+			o.Config = env.Path(val)
 		}
+		given[env.Path(val)] = val
 	}
+	if len(o.Roots) == 0 {
+		dir, err := env.WorkDir()
+		if err != nil {
+			return err
+		}
+		o.Roots = []string{dir}
+	}
+	o.LookupEnv = env.LookupEnv
 	o.Log = env.Stderr
 	o.Version = strings.TrimPrefix(cli.Version(), "rowkit ")
 	srv, err := mcpserver.New(o)
 	if err != nil {
-		return err
+		return asGiven(err, given)
 	}
 	env.Stderr.Write([]byte(srv.Banner() + "\n"))
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	return srv.ServeStdio(ctx, env.Stdin, env.Stdout)
 }

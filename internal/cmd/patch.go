@@ -120,7 +120,7 @@ func runPatch(ctx context.Context, env *cli.Env, args []string) error {
 	var err error
 	if haveFile {
 		// A FIFO or device named by -f would block the open or never end.
-		f, _, oerr := regfile.Open(os.Stat, os.OpenFile, file)
+		f, _, oerr := regfile.Open(os.Stat, os.OpenFile, env.Path(file))
 		if oerr != nil {
 			return errs.Usagef("cannot read the script %s: %v", file, regfile.Cause(oerr))
 		}
@@ -138,7 +138,7 @@ func runPatch(ctx context.Context, env *cli.Env, args []string) error {
 	if len(src) > maxScriptBytes {
 		return errs.Errorf(errs.TooLarge, "the script is larger than %d bytes", maxScriptBytes)
 	}
-	root, err := workspace.Cwd()
+	root, err := openWorkDir(env)
 	if err != nil {
 		return err
 	}
@@ -239,7 +239,7 @@ beside it until it is removed.
 		if len(args) == 1 {
 			dir = args[0]
 		}
-		root, err := workspace.Open(dir)
+		root, err := openWorkspace(env, dir)
 		if err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -78,12 +79,12 @@ func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
 // and JSON forms alike (it was a bare error without a code).
 func TestPatchReportWriteFails(t *testing.T) {
 	for _, args := range [][]string{{"--dry-run"}, {"--dry-run", "--json"}} {
-		t.Chdir(t.TempDir())
-		if err := os.WriteFile("a.txt", []byte("alpha\n"), 0o644); err != nil {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		var stderr bytes.Buffer
-		env := &cli.Env{Stdin: strings.NewReader("in a.txt\nadd EOF \"b\\n\"\n"), Stdout: fullWriter{}, Stderr: &stderr}
+		env := &cli.Env{Stdin: strings.NewReader("in a.txt\nadd EOF \"b\\n\"\n"), Stdout: fullWriter{}, Stderr: &stderr, Dir: dir}
 		code := Patch.Exec(context.Background(), env, "hpatch", args)
 		if code != 1 || !strings.HasPrefix(stderr.String(), "hpatch: write: writing the report: no space left on device") {
 			t.Errorf("%v: exit %d, stderr %q", args, code, stderr.String())

@@ -129,9 +129,9 @@ func runRead(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	var root *workspace.Root
 	if a.root != "" {
-		root, err = workspace.Open(a.root)
+		root, err = openWorkspace(env, a.root)
 	} else {
-		root, err = workspace.Cwd()
+		root, err = openWorkDir(env)
 	}
 	if err != nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -76,6 +75,10 @@ options:
 	},
 	Run:  runReview,
 	Fail: failReview,
+	// Validations run in their own process groups, out of reach of the
+	// terminal's Ctrl-C: an interrupt is passed on to them (SIGTERM, then
+	// SIGKILL) before rowkit ends.
+	Signals: []os.Signal{os.Interrupt, syscall.SIGTERM},
 }
 
 // codeReportFailed marks the error that carries the exit status of a
@@ -183,11 +186,7 @@ func runReview(ctx context.Context, env *cli.Env, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	// Validations run in their own process groups, out of reach of the
-	// terminal's Ctrl-C: an interrupt is passed on to them (SIGTERM, then
-	// SIGKILL) before rowkit ends.
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	f.o.Dir, f.o.LookupEnv = env.Dir, env.LookupEnv
 	defer func() {
 		if p := recover(); p != nil {
 			msg := fmt.Sprint(p)
@@ -197,7 +196,7 @@ func runReview(ctx context.Context, env *cli.Env, args []string) (err error) {
 			err = reviewError(review.CodeInternal, msg, "please report this")
 		}
 	}()
-	if err := plan(f); err != nil {
+	if err := plan(env, f); err != nil {
 		return err
 	}
 	r, err := review.Inspect(ctx, f.o)
@@ -215,7 +214,7 @@ func runReview(ctx context.Context, env *cli.Env, args []string) (err error) {
 	if f.out == "-" {
 		_, err = env.Stdout.Write(out)
 	} else {
-		err = writeOut(f.out, out)
+		err = writeOut(env.Path(f.out), out)
 	}
 	if errors.Is(err, syscall.ENXIO) {
 		return reviewError(review.CodeUsage, fmt.Sprintf("writing the report to %s: a FIFO with no reader", f.out), "")
@@ -228,14 +227,14 @@ func runReview(ctx context.Context, env *cli.Env, args []string) (err error) {
 
 // plan turns --validate and --validation into authorised commands and
 // decides which config is read.
-func plan(f *flags) error {
+func plan(env *cli.Env, f *flags) error {
 	var cfg *review.Config
 	var err error
 	repoCfg := filepath.Join(f.o.Repo, review.RepoConfigName)
-	_, statErr := os.Stat(repoCfg)
+	_, statErr := os.Stat(env.Path(repoCfg))
 	switch {
 	case f.config != "":
-		if cfg, err = review.LoadConfig(f.config); err != nil {
+		if cfg, err = review.LoadConfig(env.Dir, f.config); err != nil {
 			return err
 		}
 		if statErr == nil {
@@ -243,7 +242,7 @@ func plan(f *flags) error {
 				Message: "the repository's " + review.RepoConfigName + " was ignored in favour of --config"})
 		}
 	case f.allowRepo && statErr == nil:
-		if cfg, err = review.LoadConfig(repoCfg); err != nil {
+		if cfg, err = review.LoadConfig(env.Dir, repoCfg); err != nil {
 			return err
 		}
 		f.o.Diagnostics = append(f.o.Diagnostics, review.Diagnostic{Code: "W_REPO_CONFIG_USED", Severity: "warning",

@@ -79,7 +79,7 @@ func TestQuerySearch(t *testing.T) {
 			t.Fatal(err)
 		}
 		plan.Options = append(plan.Options, "--sort=path")
-		res, err := Collect(context.Background(), plan, Config{Root: root})
+		res, err := Collect(context.Background(), plan, Config{Root: root, LookupEnv: os.LookupEnv})
 		if err != nil || !res.Complete {
 			t.Fatalf("%+v: %+v, %v", tc.q, res, err)
 		}
@@ -117,7 +117,7 @@ func TestCollectorMatchesPrinter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Collect(context.Background(), plan, Config{Dir: dir})
+		res, err := Collect(context.Background(), plan, Config{Dir: dir, LookupEnv: os.LookupEnv})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -42,7 +42,7 @@ func TestSearchConfined(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Collect(context.Background(), plan, Config{Root: root, Dir: outside})
+		res, err := Collect(context.Background(), plan, Config{Root: root, Dir: outside, LookupEnv: os.LookupEnv})
 		var out []byte
 		if res != nil {
 			for _, r := range res.Rows {
@@ -118,7 +118,7 @@ func TestSearchConfinedIgnoreLinkSilent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Collect(context.Background(), plan, Config{Root: root})
+		res, err := Collect(context.Background(), plan, Config{Root: root, LookupEnv: os.LookupEnv})
 		if err != nil || len(res.Rows) == 0 {
 			t.Fatalf("%q: %+v, %v", argv, res, err)
 		}
@@ -128,7 +128,7 @@ func TestSearchConfinedIgnoreLinkSilent(t *testing.T) {
 	}
 	// Unconfined, ripgrep's message stands (hgrep is rg).
 	plan, _ := Parse([]string{"needle", "sub"})
-	res, err := Collect(context.Background(), plan, Config{Dir: dir})
+	res, err := Collect(context.Background(), plan, Config{Dir: dir, LookupEnv: os.LookupEnv})
 	if err != nil || res.Incomplete == nil || !strings.Contains(res.Incomplete.Message, "TOPSECRET") {
 		t.Errorf("unconfined: %+v, %v; want ripgrep's message", res, err)
 	}

@@ -55,6 +55,10 @@ type Config struct {
 	// Dir is the working directory of an unconfined search: the base of
 	// relative paths. Ignored with a Root.
 	Dir string
+	// LookupEnv finds the caller's environment variables: ripgrep keeps
+	// PATH, HOME and XDG_CONFIG_HOME of it and is found on its PATH. Nil
+	// is an empty environment, in which rg is not found.
+	LookupEnv func(key string) (string, bool)
 	// Budget is the token budget of the sink, which bounds the longest row
 	// worth reading and names the limit in the result. Zero: DefaultBudget.
 	Budget rows.Budget
@@ -174,7 +178,7 @@ func Search(ctx context.Context, plan *Plan, cfg Config, sink rows.Sink) (*Resul
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	stderr := &proc.Limit{Max: maxStderr}
-	p, err := proc.Start(ctx, proc.Spec{Path: "rg", Args: args, Dir: dir, Env: proc.Env(envAllow), Stderr: stderr, Grace: killDelay})
+	p, err := proc.Start(ctx, proc.Spec{Path: "rg", Args: args, Dir: dir, Env: proc.Env(cfg.LookupEnv, envAllow), Stderr: stderr, Grace: killDelay})
 	if errors.Is(err, proc.ErrNotFound) {
 		return nil, errs.Errorf(CodeRgMissing, "ripgrep (rg) is not on PATH; install it (e.g. apt-get install ripgrep)")
 	}

@@ -28,7 +28,7 @@ func search(t *testing.T, dir string, argv ...string) (string, error) {
 	}
 	var out bytes.Buffer
 	p := rows.NewPrinter(&out, rows.DefaultBudget)
-	res, err := Search(context.Background(), plan, Config{Dir: dir}, p)
+	res, err := Search(context.Background(), plan, Config{Dir: dir, LookupEnv: os.LookupEnv}, p)
 	if ferr := p.Flush(); ferr != nil {
 		t.Fatal(ferr)
 	}
@@ -258,7 +258,7 @@ func TestSearchSkipsNonUTF8Names(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Collect(context.Background(), plan, Config{Dir: dir})
+	res, err := Collect(context.Background(), plan, Config{Dir: dir, LookupEnv: os.LookupEnv})
 	if err != nil || res.Complete || len(res.Rows) != 2 || res.Incomplete == nil || res.Incomplete.Code != CodeNotUTF8 ||
 		len(res.Skipped) != 1 || !strings.HasPrefix(res.Skipped[0], `"bad\xff\x1b[2J.txt"`) || strings.ContainsAny(res.Incomplete.Message, "\x1b\xff") {
 		t.Errorf("got %+v, %v", res, err)
@@ -341,7 +341,7 @@ func TestSearchCancelled(t *testing.T) {
 		}
 	}()
 	start := time.Now()
-	_, err = Search(ctx, plan, Config{Dir: t.TempDir()}, rows.NewCollector(rows.DefaultBudget))
+	_, err = Search(ctx, plan, Config{Dir: t.TempDir(), LookupEnv: os.LookupEnv}, rows.NewCollector(rows.DefaultBudget))
 	if errs.Code(err) != errs.Cancelled || time.Since(start) > 10*time.Second {
 		t.Fatalf("err %v after %v, want cancelled", err, time.Since(start))
 	}

@@ -136,6 +136,9 @@ func newServer(t testing.TB, o Options) *Server {
 	if o.Log == nil {
 		o.Log = &log
 	}
+	if o.LookupEnv == nil {
+		o.LookupEnv = os.LookupEnv
+	}
 	s, err := New(o)
 	if err != nil {
 		t.Fatal(err)

@@ -79,7 +79,7 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in Search
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := grep.Collect(ctx, plan, grep.Config{Root: r.ws, Budget: searchBudget})
+	res, err := grep.Collect(ctx, plan, grep.Config{Root: r.ws, Budget: searchBudget, LookupEnv: s.env})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -28,6 +28,11 @@ type Options struct {
 	Config  string   // --config: the operator's validation allowlist, "" for none
 	Version string   // reported as serverInfo.version
 	Log     io.Writer
+	// LookupEnv finds the variables of the environment the server was
+	// started in: ripgrep, git and validations keep an allowlist of them.
+	// Nil is an empty environment (no PATH: no tool that runs a program
+	// works).
+	LookupEnv func(key string) (string, bool)
 }
 
 // Server is rowkit's MCP server.
@@ -37,6 +42,7 @@ type Server struct {
 	config   *review.Config
 	allow    []string // validations an MCP caller may run, in config order
 	log      *log.Logger
+	env      func(string) (string, bool)
 	sessions sync.Map // *mcp.ServerSession -> *sessionRoots
 
 	// editMu serialises edits: each commits a journalled transaction in
@@ -54,7 +60,7 @@ func New(o Options) (*Server, error) {
 	if logw == nil {
 		logw = io.Discard
 	}
-	s := &Server{log: log.New(logw, "rowkit mcp: ", 0)}
+	s := &Server{log: log.New(logw, "rowkit mcp: ", 0), env: o.LookupEnv}
 	dirs := o.Roots
 	if len(dirs) == 0 {
 		dirs = []string{"."}
@@ -69,7 +75,7 @@ func New(o Options) (*Server, error) {
 		}
 	}
 	if o.Config != "" {
-		c, err := review.LoadConfig(o.Config)
+		c, err := review.LoadConfig("", o.Config)
 		if err != nil {
 			return nil, err
 		}
