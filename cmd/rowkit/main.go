@@ -19,21 +19,9 @@ import (
 	"github.com/rowkit/rowkit/internal/cmd"
 )
 
-// commands is every command the binary offers.
-var commands = []*cli.Command{
-	cmd.Hread,
-	cmd.Read,
-	cmd.Grep,
-	cmd.Review,
-	cmd.Inspect,
-	cmd.Patch,
-	cmd.Recover,
-	cmd.MCP,
-}
-
 func main() {
 	ctx := context.Background()
-	if c := cli.Lookup(os.Args, commands); c != nil {
+	if c := cli.Lookup(os.Args, cmd.All); c != nil {
 		if len(c.Signals) > 0 {
 			var stop context.CancelFunc
 			ctx, stop = signal.NotifyContext(ctx, c.Signals...)
@@ -43,7 +31,7 @@ func main() {
 			debug.SetGCPercent(c.GCPercent)
 		}
 	}
-	code := cli.Main(ctx, stdEnv(), os.Args, commands)
+	code := cli.Main(ctx, stdEnv(), os.Args, cmd.All)
 	os.Exit(code)
 }
 
