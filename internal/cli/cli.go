@@ -14,6 +14,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -54,6 +55,10 @@ type Env struct {
 	// stderr together (rows, diagnostic and continuation), for a caller
 	// that shows both as one text under a byte limit; 0 is no bound.
 	OutputBytes int
+
+	// Name is the name the command was invoked under (hpatch, rowkit
+	// patch), which starts its diagnostics; Exec sets it.
+	Name string
 }
 
 // Path is the name under which the command opens p: p relative to Dir.
@@ -111,10 +116,20 @@ type Command struct {
 // Exec runs c with args and returns its exit code, reporting a failure as
 // one line "NAME: CODE: MESSAGE" on stderr. name is the name c was invoked
 // under, so diagnostics read as the user typed the command.
+//
+// A Run that returns ErrHelp (from Parse: -h or --help) gets the answer
+// every command gives: its help, as `rowkit help NAME` prints it, on
+// stdout, and exit 0.
 func (c *Command) Exec(ctx context.Context, env *Env, name string, args []string) int {
+	e := *env
+	e.Name = name
+	env = &e
 	err := c.Run(ctx, env, args)
 	if err == nil {
 		return errs.ExitOK
+	}
+	if errors.Is(err, ErrHelp) {
+		return written(env, name, func(w io.Writer) { writeHelp(w, c) })
 	}
 	if c.Fail != nil {
 		return c.Fail(env, err)

@@ -106,18 +106,22 @@ func help(env *Env, args []string, cmds []*Command) int {
 		fmt.Fprintf(env.Stderr, "rowkit help: unknown command %q (see 'rowkit --help')\n", args[0])
 		return errs.ExitUsage
 	}
-	return written(env, "rowkit help", func(w io.Writer) {
-		fmt.Fprintf(w, "usage: %s\n\n%s\n", c.Usage, c.Summary)
-		if h := strings.Trim(c.Help, "\n"); h != "" {
-			fmt.Fprintf(w, "\n%s\n", h)
+	return written(env, "rowkit help", func(w io.Writer) { writeHelp(w, c) })
+}
+
+// writeHelp writes c's help: its usage line, summary, contract and exit
+// statuses.
+func writeHelp(w io.Writer, c *Command) {
+	fmt.Fprintf(w, "usage: %s\n\n%s\n", c.Usage, c.Summary)
+	if h := strings.Trim(c.Help, "\n"); h != "" {
+		fmt.Fprintf(w, "\n%s\n", h)
+	}
+	if len(c.Exits) > 0 {
+		fmt.Fprintf(w, "\nexit codes:\n")
+		for _, e := range c.Exits {
+			writeWrapped(w, fmt.Sprintf("  %-3d", e.Status), "     ", e.When, 79)
 		}
-		if len(c.Exits) > 0 {
-			fmt.Fprintf(w, "\nexit codes:\n")
-			for _, e := range c.Exits {
-				writeWrapped(w, fmt.Sprintf("  %-3d", e.Status), "     ", e.When, 79)
-			}
-		}
-	})
+	}
 }
 
 // written runs print against stdout and turns the first write error into

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"os"
+	"sync"
 	"syscall"
 
 	"github.com/rowkit/rowkit/internal/cli"
@@ -70,8 +71,40 @@ and exits 1.
 
 ` + grep.PolicyHelp()
 
+// grepOptions is hgrep's command line for the parser: grep's policy table,
+// each row an option that may repeat (ripgrep's rule: the last one wins),
+// the rejected ones refused with their reason before any value is read.
+// policy maps each back to its row. Built on first use.
+var grepOptions = sync.OnceValues(func() ([]cli.Option, map[*cli.Option]*grep.Option) {
+	opts := make([]cli.Option, len(grep.Options))
+	policy := make(map[*cli.Option]*grep.Option, len(opts))
+	for i := range grep.Options {
+		o := &grep.Options[i]
+		opts[i] = cli.Option{Long: o.Long, Short: o.Short, Value: o.Value, Repeat: true}
+		if o.Action == grep.Reject {
+			opts[i].Refuse = o.Why
+		}
+		policy[&opts[i]] = o
+	}
+	return opts, policy
+})
+
+// parseGrep reads hgrep's command line: the shared parser splits it, the
+// policy decides each option.
+func parseGrep(args []string) (*grep.Plan, error) {
+	opts, policy := grepOptions()
+	var b grep.Planner
+	pos, err := cli.Parse("grep", opts, args, func(a cli.Arg) error {
+		return b.Use(policy[a.Option], a.Spelled, a.Value)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return b.Finish(pos)
+}
+
 func runGrep(ctx context.Context, env *cli.Env, args []string) error {
-	plan, err := grep.Parse(args)
+	plan, err := parseGrep(args)
 	if err != nil {
 		return err
 	}

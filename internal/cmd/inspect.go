@@ -77,14 +77,12 @@ func inspectUsage(path *string, msg string) error {
 }
 
 func runInspect(ctx context.Context, env *cli.Env, args []string) error {
-	if len(args) > 0 && args[0] == "--" {
-		args = args[1:]
-	} else {
-		for _, a := range args {
-			if len(a) > 1 && a[0] == '-' {
-				return inspectUsage(nil, "inspect_file takes no options (got "+jsonQuote(a)+"); usage: inspect_file PATH")
-			}
-		}
+	args, err := cli.Parse("inspect", nil, args, nil)
+	if e, ok := errs.As(err); ok {
+		return inspectUsage(nil, e.Msg)
+	}
+	if err != nil {
+		return err // help
 	}
 	switch {
 	case len(args) == 0:

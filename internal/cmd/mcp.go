@@ -44,34 +44,32 @@ options:
 	Signals: []os.Signal{os.Interrupt, syscall.SIGTERM},
 }
 
+// mcpOptions are rowkit mcp's options.
+var mcpOptions = []cli.Option{
+	{Long: []string{"root"}, Value: true, Repeat: true},
+	{Long: []string{"config"}, Value: true},
+}
+
 func runMCP(ctx context.Context, env *cli.Env, args []string) error {
 	var o mcpserver.Options
 	given := map[string]string{} // the paths opened, and as they were given
-	for i := 0; i < len(args); i++ {
-		name, val, has := strings.Cut(args[i], "=")
-		switch name {
-		case "--root", "--config":
-		default:
-			return errs.Usagef("unknown argument %q; usage: rowkit mcp [--root DIR]... [--config FILE]", args[i])
+	ops, err := cli.Parse("mcp", mcpOptions, args, func(a cli.Arg) error {
+		if a.Value == "" {
+			return errs.Usagef("%s is empty", a.Spelled)
 		}
-		if !has {
-			if i+1 >= len(args) {
-				return errs.Usagef("%s needs a value", name)
-			}
-			i++
-			val = args[i]
-		}
-		if val == "" {
-			return errs.Usagef("%s is empty", name)
-		}
-		if name == "--root" {
-			o.Roots = append(o.Roots, env.Path(val))
-		} else if o.Config != "" {
-			return errs.Usagef("--config is given twice")
+		given[env.Path(a.Value)] = a.Value
+		if a.Long[0] == "root" {
+			o.Roots = append(o.Roots, env.Path(a.Value))
 		} else {
-			o.Config = env.Path(val)
+			o.Config = env.Path(a.Value)
 		}
-		given[env.Path(val)] = val
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(ops) > 0 {
+		return errs.Usagef("unexpected argument %q; usage: rowkit mcp [--root DIR]... [--config FILE]", ops[0])
 	}
 	if len(o.Roots) == 0 {
 		dir, err := env.WorkDir()

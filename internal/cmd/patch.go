@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/errs"
@@ -95,29 +94,37 @@ type patchFailure struct {
 func (p *patchFailure) Error() string { return p.err.Error() }
 func (p *patchFailure) Unwrap() error { return p.err }
 
+// patchOptions are hpatch's options.
+var patchOptions = []cli.Option{
+	{Long: []string{"file"}, Short: 'f', Value: true},
+	{Long: []string{"dry-run"}},
+	{Long: []string{"json"}},
+	{Long: []string{"gofmt"}},
+}
+
 func runPatch(ctx context.Context, env *cli.Env, args []string) error {
 	var file string
 	var dry, asJSON, haveFile, gofmt bool
-	for i := 0; i < len(args); i++ {
-		switch a := args[i]; {
-		case a == "--dry-run":
+	ops, err := cli.Parse("patch", patchOptions, args, func(a cli.Arg) error {
+		switch a.Long[0] {
+		case "dry-run":
 			dry = true
-		case a == "--json":
+		case "json":
 			asJSON = true
-		case a == "--gofmt":
+		case "gofmt":
 			gofmt = true
-		case a == "-f" || a == "--file":
-			if i+1 >= len(args) || haveFile {
-				return errs.Usagef("-f takes one FILE; usage: hpatch [-f FILE] [--dry-run] [--json] [--gofmt]")
-			}
-			i++
-			file, haveFile = args[i], true
-		default:
-			return errs.Usagef("unexpected argument %q; the script comes on stdin or with -f FILE; usage: hpatch [-f FILE] [--dry-run] [--json] [--gofmt]", a)
+		case "file":
+			file, haveFile = a.Value, true
 		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(ops) > 0 {
+		return errs.Usagef("unexpected argument %q; the script comes on stdin or with -f FILE; usage: hpatch [-f FILE] [--dry-run] [--json] [--gofmt]", ops[0])
 	}
 	var src []byte
-	var err error
 	if haveFile {
 		// A FIFO or device named by -f would block the open or never end.
 		f, _, oerr := regfile.Open(os.Stat, os.OpenFile, env.Path(file))
@@ -144,7 +151,7 @@ func runPatch(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	if msg := root.Recovered(); msg != "" && (dry || !root.JournalIgnored()) {
 		// (A commit beside an ignored journal is refused with the same words.)
-		fmt.Fprintf(env.Stderr, "hpatch: %s\n", msg)
+		fmt.Fprintf(env.Stderr, "%s: %s\n", env.Name, msg)
 	}
 	res, err := patch.Apply(ctx, root, string(src), patch.Options{DryRun: dry, Gofmt: gofmt})
 	if err != nil {
@@ -165,9 +172,10 @@ func runPatch(ctx context.Context, env *cli.Env, args []string) error {
 }
 
 func failPatch(env *cli.Env, err error) int {
+	name := env.Name
 	pf, ok := err.(*patchFailure)
 	if !ok {
-		fmt.Fprintf(env.Stderr, "hpatch: %s\n", cli.Diagnostic(err))
+		fmt.Fprintf(env.Stderr, "%s: %s\n", name, cli.Diagnostic(err))
 		return errs.ExitCode(err)
 	}
 	if pf.json {
@@ -175,10 +183,10 @@ func failPatch(env *cli.Env, err error) int {
 	}
 	if len(pf.res.Failures) > 0 {
 		if !pf.json {
-			io.WriteString(env.Stderr, formatFailures(pf.res.Failures))
+			io.WriteString(env.Stderr, formatFailures(pf.res.Failures, name))
 		}
 	} else {
-		fmt.Fprintf(env.Stderr, "hpatch: %s\n", cli.Diagnostic(pf.err))
+		fmt.Fprintf(env.Stderr, "%s: %s\n", name, cli.Diagnostic(pf.err))
 	}
 	return errs.ExitCode(pf.err)
 }
@@ -194,9 +202,10 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
-// formatFailures prints each failure's line and its repair rows.
-func formatFailures(fs []patch.Failure) string {
-	return patch.FailureReport(fs, reportBudget, "hpatch: ")
+// formatFailures prints each failure's line and its repair rows; name
+// starts the closing line of a report cut short.
+func formatFailures(fs []patch.Failure, name string) string {
+	return patch.FailureReport(fs, reportBudget, name+": ")
 }
 
 // formatResult prints a success: the diff of a dry run, or the file actions
@@ -232,8 +241,12 @@ beside it until it is removed.
 		{Status: 2, When: "usage"},
 	},
 	Run: func(_ context.Context, env *cli.Env, args []string) error {
-		if len(args) > 1 || len(args) == 1 && strings.HasPrefix(args[0], "-") {
-			return errs.Usagef("rowkit recover takes at most one DIR and no options; usage: rowkit recover [DIR]")
+		args, err := cli.Parse("recover", nil, args, nil)
+		if err != nil {
+			return err
+		}
+		if len(args) > 1 {
+			return errs.Usagef("rowkit recover takes at most one DIR; usage: rowkit recover [DIR]")
 		}
 		dir := "."
 		if len(args) == 1 {

@@ -41,7 +41,7 @@ func TestPatchReportBudget(t *testing.T) {
 		name, out, trailer string
 		blocks             func(string) int
 	}{
-		{"failures", formatFailures(fails), "hpatch: %d more failures left out: output incomplete: 15,000-token limit reached\n",
+		{"failures", formatFailures(fails, "hpatch"), "hpatch: %d more failures left out: output incomplete: 15,000-token limit reached\n",
 			func(s string) int { return strings.Count(s, ", reason row-stale: ") }},
 		{"edits", formatResult(res), "%d more edits left out: output incomplete: 15,000-token limit reached\n",
 			func(s string) int { return strings.Count(s, "command ") }},
@@ -62,7 +62,7 @@ func TestPatchReportBudget(t *testing.T) {
 	}
 
 	// Small reports are whole.
-	if out := formatFailures(fails[:3]); strings.Contains(out, "left out") || strings.Count(out, "reason row-stale") != 3 {
+	if out := formatFailures(fails[:3], "hpatch"); strings.Contains(out, "left out") || strings.Count(out, "reason row-stale") != 3 {
 		t.Fatalf("small rejection cut: %q", out)
 	}
 	res.Edits = edits[:3]

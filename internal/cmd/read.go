@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"strings"
 
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/errs"
@@ -61,59 +60,35 @@ type readArgs struct {
 	hasPath                           bool
 }
 
+// readOptions are rowkit read's options; each takes a value, once.
+var readOptions = []cli.Option{
+	{Long: []string{"offset"}, Value: true},
+	{Long: []string{"limit"}, Value: true},
+	{Long: []string{"format"}, Value: true},
+	{Long: []string{"root"}, Value: true},
+}
+
 // parseReadArgs parses PATH and the options, in any order; "--" ends the
 // options. Values are kept as strings for the engine's rules.
 func parseReadArgs(args []string) (readArgs, error) {
 	a := readArgs{format: read.FormatRows}
-	seen := map[string]bool{}
-	opts := true
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		if opts && arg == "--" {
-			opts = false
-			continue
+	ops, err := cli.Parse("read", readOptions, args, func(o cli.Arg) error {
+		if o.Value == "" {
+			// An empty value would read as "not given" and pass unnoticed.
+			return errs.Usagef("%s needs a value", o.Spelled)
 		}
-		if opts && strings.HasPrefix(arg, "-") && arg != "-" {
-			name, val, hasVal := strings.Cut(arg, "=")
-			var dst *string
-			switch name {
-			case "--offset":
-				dst = &a.offset
-			case "--limit":
-				dst = &a.limit
-			case "--format":
-				dst = &a.format
-			case "--root":
-				dst = &a.root
-			default:
-				return a, errs.Usagef("unknown option %q; usage: rowkit %s", name, readUsage)
-			}
-			if seen[name] {
-				return a, errs.Usagef("%s is given twice", name)
-			}
-			seen[name] = true
-			if !hasVal {
-				if i+1 == len(args) {
-					return a, errs.Usagef("%s needs a value", name)
-				}
-				i++
-				val = args[i]
-			}
-			if val == "" {
-				// An empty value would read as "not given" and pass unnoticed.
-				return a, errs.Usagef("%s needs a value", name)
-			}
-			*dst = val
-			continue
-		}
-		if a.hasPath {
-			return a, errs.Usagef("read takes one PATH, got %q and %q", a.path, arg)
-		}
-		a.path, a.hasPath = arg, true
-	}
-	if !a.hasPath {
+		*map[string]*string{"offset": &a.offset, "limit": &a.limit, "format": &a.format, "root": &a.root}[o.Long[0]] = o.Value
+		return nil
+	})
+	switch {
+	case err != nil:
+		return a, err
+	case len(ops) == 0:
 		return a, errs.Usagef("missing PATH; usage: rowkit %s", readUsage)
+	case len(ops) > 1:
+		return a, errs.Usagef("read takes one PATH, got %q and %q", ops[0], ops[1])
 	}
+	a.path, a.hasPath = ops[0], true
 	switch a.format {
 	case read.FormatRows, read.FormatNumbered, read.FormatPlain, read.FormatJSON:
 	default:

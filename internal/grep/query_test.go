@@ -113,7 +113,7 @@ func TestCollectorMatchesPrinter(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, argv := range [][]string{{"needle", "small.txt"}, {"-C1", "needle \\d*0 ", "big.txt"}, {"-j1", "needle", "."}} {
-		plan, err := Parse(argv)
+		plan, err := parse(argv)
 		if err != nil {
 			t.Fatal(err)
 		}

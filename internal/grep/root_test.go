@@ -38,7 +38,7 @@ func TestSearchConfined(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(argv ...string) (string, *Result, error) {
-		plan, err := Parse(argv)
+		plan, err := parse(argv)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +114,7 @@ func TestSearchConfinedIgnoreLinkSilent(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, argv := range [][]string{{"needle"}, {"needle", "sub"}, {"--ignore-messages", "needle", "sub"}, {"needle", "sub/x.md"}} {
-		plan, err := Parse(argv)
+		plan, err := parse(argv)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +127,7 @@ func TestSearchConfinedIgnoreLinkSilent(t *testing.T) {
 		}
 	}
 	// Unconfined, ripgrep's message stands (hgrep is rg).
-	plan, _ := Parse([]string{"needle", "sub"})
+	plan, _ := parse([]string{"needle", "sub"})
 	res, err := Collect(context.Background(), plan, Config{Dir: dir, LookupEnv: os.LookupEnv})
 	if err != nil || res.Incomplete == nil || !strings.Contains(res.Incomplete.Message, "TOPSECRET") {
 		t.Errorf("unconfined: %+v, %v; want ripgrep's message", res, err)

@@ -22,7 +22,7 @@ import (
 // search runs hgrep's engine with argv in dir against the real rg.
 func search(t *testing.T, dir string, argv ...string) (string, error) {
 	t.Helper()
-	plan, err := Parse(argv)
+	plan, err := parse(argv)
 	if err != nil {
 		t.Fatalf("Parse(%q): %v", argv, err)
 	}
@@ -254,7 +254,7 @@ func FuzzEvents(f *testing.F) {
 // escaped; the rest of the search goes on and the result says so.
 func TestSearchSkipsNonUTF8Names(t *testing.T) {
 	dir := files(t, map[string]string{"bad\xff\x1b[2J.txt": "needle\n", "good.txt": "needle\n", "z.txt": "needle\n"})
-	plan, err := Parse([]string{"--sort=path", "needle"})
+	plan, err := parse([]string{"--sort=path", "needle"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +323,7 @@ func TestSearchCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
-	plan, err := Parse([]string{"needle"})
+	plan, err := parse([]string{"needle"})
 	if err != nil {
 		t.Fatal(err)
 	}
