@@ -60,22 +60,10 @@ func (s *Server) edit(ctx context.Context, req *mcp.CallToolRequest, in EditInpu
 	if res == nil {
 		return nil, nil, err
 	}
-	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: editText(res, err)}}}
+	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: patch.Text(res, err, rows.DefaultBudget, "edit")}}}
 	res.Bound(editBounds)
 	// A rejected or rolled-back script is the engine's own result, with
 	// the reasons in failures; the call is an error all the same.
 	out.IsError = err != nil
 	return out, res, nil
-}
-
-// editText is what hpatch prints: the failures with their repair rows, or
-// the file actions and the rows at each edit's edges, or the diff.
-func editText(res *patch.Result, err error) string {
-	switch {
-	case len(res.Failures) > 0:
-		return patch.FailureReport(res.Failures, rows.DefaultBudget, "edit: ")
-	case err != nil:
-		return failureText(failureOf(err, nil))
-	}
-	return patch.Report(res, rows.DefaultBudget)
 }

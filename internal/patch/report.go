@@ -54,6 +54,30 @@ func FailureReport(fs []Failure, b rows.Budget, prefix string) string {
 	return out.String()
 }
 
+// Text is what a model reads of a script's outcome, as hpatch prints it:
+// the failures with their repair rows, or the file actions and the rows at
+// each edit's edges, or the diff, under budget b; for an error that is not
+// a failure of the script, its one line "CODE: MESSAGE (HINT)". name (the
+// tool's or command's) starts the closing line of a failure report cut
+// short.
+func Text(res *Result, err error, b rows.Budget, name string) string {
+	switch {
+	case len(res.Failures) > 0:
+		return FailureReport(res.Failures, b, name+": ")
+	case err != nil:
+		e, ok := errs.As(err)
+		if !ok {
+			e = errs.New(errs.Usage, err.Error())
+		}
+		s := e.Code + ": " + e.Msg
+		if e.Hint != "" {
+			s += " (" + e.Hint + ")"
+		}
+		return s
+	}
+	return Report(res, b)
+}
+
 // Report is the report of a script that was not rejected: the diff of a
 // dry run, or the file actions and the rows at each edit's edges (and
 // gofmt's rows), under budget b.
