@@ -29,33 +29,10 @@ var Patch = &cli.Command{
 	Usage:   "hpatch [-f FILE] [--dry-run] [--json] [--gofmt]",
 	Summary: "apply an HPATCH/2 edit script (stdin) to the files of the current directory",
 	Help: `Reads an HPATCH/2 script from stdin (or FILE) and applies it to the workspace,
-the current directory. Targets are verified rows (LINE:HASH) and exact text, as
-hread, hgrep and inspect_file print them:
+the current directory, addressed by the verified rows (LINE:HASH) and exact
+text that hread, hgrep and inspect_file print.
 
-  in PATH              select an existing file
-  new PATH             create a file (missing parent directories too) and select it
-  mv PATH              move the selected file
-  rm                   delete the selected file
-  type TARGET VALUE    replace every span TARGET selects ("" deletes)
-  add DEST VALUE       insert before DEST (ROW, a text target or EOF)
-  type VALUE           initial content, directly after new
-  type EOF VALUE       set the final terminator: "" drops it, "\n" adds one
-
-TARGET is ROW (LINE:HASH, the whole line with its terminator), ROW..ROW, or
-[ROW] "TEXT" [N] (the first N exact matches, from ROW or from the start).
-VALUE is a JSON string or <<PATCH followed by literal lines and a line PATCH.
-A row replacement without a final terminator keeps the target's (LF, CRLF,
-CR, or none for an unterminated last line). Paths with spaces may be written
-bare or as JSON strings.
-
-Every target resolves against the files as they were when the script started.
-A stale row is relocated only when two independent rows agree on the shift
-(both ends of a range, or another target of the script); otherwise the script
-is rejected with current rows around the place. Every changed Go, Python,
-JavaScript/TypeScript or JSON file must still parse (unless it did not before). All files are written at once
-through a journal: after a crash, the next rowkit run in the workspace (or
-rowkit recover) completes or rolls back the whole transaction.
-
+` + patch.Language + `
 On success stdout lists the net file actions and, for each edit, the verified
 rows at its edges ("PATH":LINE:HASH TEXT), ready for the next script. A
 rejection prints, on stderr, one line per failure

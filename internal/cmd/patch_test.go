@@ -91,3 +91,10 @@ func TestPatchReportWriteFails(t *testing.T) {
 		}
 	}
 }
+
+// rowkit help patch shows the one description of HPATCH/2.
+func TestPatchHelpDescribesTheLanguage(t *testing.T) {
+	if !strings.Contains(Patch.Help, patch.Language) {
+		t.Error("rowkit help patch lacks patch.Language")
+	}
+}

@@ -24,14 +24,11 @@ const maxEditScript = MaxFrameBytes / 2
 var editBounds = patch.Bounds{Edits: 200, Failures: 50, Gofmt: 50, DiffBytes: 256 << 10}
 
 // EditDescription teaches the language in the tool's own description,
-// since the model writes it.
-const EditDescription = `Edits files with an HPATCH/2 script, all files at once or none (journalled). One command per line:
-  in PATH             select an existing file
-  new PATH            create a file and select it (then optionally: type VALUE, its initial content)
-  mv PATH | rm        move or delete the selected file
-  type TARGET VALUE   replace every span TARGET selects with VALUE ("" deletes)
-  add DEST VALUE      insert VALUE before DEST (a ROW, a text target, or EOF)
-TARGET is a verified row LINE:HASH (the whole line with its terminator), a range ROW..ROW, "TEXT" [N] (the first N exact matches) or ROW "TEXT" [N]. VALUE is a JSON string, or <<PATCH followed by literal lines and a line PATCH. A replacement without a final newline keeps the target's. Every target resolves against the files as they were when the script started. Copy LINE:HASH rows from read_file, search or inspect_file; a stale row is rejected with the current rows around it, usable in the next script. The result lists at most 200 edits, 50 failures and 256 KiB of diff; "truncated" counts what was left out.`
+// since the model writes it: patch.Language, the one description every
+// surface shows, between the tool's own words.
+const EditDescription = "Edits files with an HPATCH/2 script, all files at once or none. Paths are relative to the first workspace root; " +
+	"copy LINE:HASH rows from read_file, search or inspect_file.\n\n" + patch.Language +
+	"\nThe result lists at most 200 edits, 50 failures and 256 KiB of diff; \"truncated\" counts what was left out."
 
 func (s *Server) addEdit() {
 	in := mustSchema[EditInput]()
