@@ -127,5 +127,5 @@ func runGrep(ctx context.Context, env *cli.Env, args []string) error {
 	if werr != nil {
 		return errs.Errorf(errs.Write, "writing output: %v", regfile.Cause(werr))
 	}
-	return res.Err(rows.DefaultBudget)
+	return res.Err()
 }

@@ -126,7 +126,7 @@ func TestCollectorMatchesPrinter(t *testing.T) {
 		for _, r := range res.Rows {
 			fromRecords = rows.AppendPrinted(fromRecords, rows.Row{Path: r.Path, Line: r.Line, Text: []byte(r.Text)})
 		}
-		if string(fromRecords) != printed || res.Complete != (perr == nil) || errs.Code(res.Err(rows.Budget{})) != errs.Code(perr) {
+		if string(fromRecords) != printed || res.Complete != (perr == nil) || errs.Code(res.Err()) != errs.Code(perr) {
 			t.Errorf("%q: collector %d bytes complete %v, printer %d bytes err %v", argv, len(fromRecords), res.Complete, len(printed), perr)
 		}
 		if wantComplete := i == 0; res.Complete != wantComplete {

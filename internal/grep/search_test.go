@@ -33,7 +33,7 @@ func search(t *testing.T, dir string, argv ...string) (string, error) {
 		t.Fatal(ferr)
 	}
 	if err == nil {
-		err = res.Err(rows.DefaultBudget)
+		err = res.Err()
 	}
 	return out.String(), err
 }
@@ -263,7 +263,7 @@ func TestSearchSkipsNonUTF8Names(t *testing.T) {
 		len(res.Skipped) != 1 || !strings.HasPrefix(res.Skipped[0], `"bad\xff\x1b[2J.txt"`) || strings.ContainsAny(res.Incomplete.Message, "\x1b\xff") {
 		t.Errorf("got %+v, %v", res, err)
 	}
-	if e := res.Err(rows.Budget{}); errs.Code(e) != CodeNotUTF8 || errs.ExitCode(e) != 1 {
+	if e := res.Err(); errs.Code(e) != CodeNotUTF8 || errs.ExitCode(e) != 1 {
 		t.Errorf("Err() = %v", e)
 	}
 }
