@@ -21,8 +21,10 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/rows"
 )
 
 // Exit documents one exit status of a command: `rowkit help NAME` and the
@@ -79,6 +81,22 @@ func (e *Env) WorkDir() (string, error) {
 	return e.Dir, nil
 }
 
+// Budget is the admission rule of a verified-row command run in e: the
+// token rule, and OutputBytes as its byte ceiling with room kept for the
+// line that names a stopped result ("NAME: output incomplete: ..."), so
+// that stdout and stderr together stay within the bound.
+func (e *Env) Budget() rows.Budget {
+	b := rows.DefaultBudget
+	if e.OutputBytes > 0 {
+		b.MaxBytes = e.OutputBytes
+		b.Reserve = max(len(e.line(b.Stopped(true))), len(e.line(b.Stopped(false))))
+	}
+	return b
+}
+
+// line is err as the command's stderr line.
+func (e *Env) line(err error) string { return e.Name + ": " + Diagnostic(err) + "\n" }
+
 // Getenv returns the variable key of the command's environment.
 func (e *Env) Getenv(key string) (string, bool) {
 	if e.LookupEnv == nil {
@@ -124,6 +142,14 @@ func (c *Command) Exec(ctx context.Context, env *Env, name string, args []string
 	e := *env
 	e.Name = name
 	env = &e
+	var out *int
+	if env.OutputBytes > 0 {
+		// Both streams count against the one bound: the diagnostic gets
+		// the room the output left.
+		out = new(int)
+		env.Stdout = &counting{w: env.Stdout, n: out}
+		env.Stderr = &counting{w: env.Stderr, n: out}
+	}
 	err := c.Run(ctx, env, args)
 	if err == nil {
 		return errs.ExitOK
@@ -134,8 +160,43 @@ func (c *Command) Exec(ctx context.Context, env *Env, name string, args []string
 	if c.Fail != nil {
 		return c.Fail(env, err)
 	}
-	fmt.Fprintf(env.Stderr, "%s: %s\n", name, Diagnostic(err))
+	line := env.line(err)
+	if out != nil {
+		line = clampLine(line, env.OutputBytes-*out)
+	}
+	io.WriteString(env.Stderr, line)
 	return errs.ExitCode(err)
+}
+
+// counting counts the bytes written through it into n.
+type counting struct {
+	w io.Writer
+	n *int
+}
+
+func (c *counting) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	*c.n += n
+	return n, err
+}
+
+// clampLine cuts line, which ends in LF, to at most room bytes on a rune
+// boundary, marking the cut with "...": a message too long for what an
+// output bound left (ripgrep's, naming many paths) still ends the output
+// within it.
+func clampLine(line string, room int) string {
+	const mark = "...\n"
+	switch {
+	case len(line) <= room:
+		return line
+	case room < len(mark):
+		return ""
+	}
+	cut := room - len(mark)
+	for cut > 0 && !utf8.RuneStart(line[cut]) {
+		cut--
+	}
+	return line[:cut] + mark
 }
 
 // Diagnostic is err as one line of text, without the command's name: for an

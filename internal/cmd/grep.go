@@ -113,8 +113,9 @@ func runGrep(ctx context.Context, env *cli.Env, args []string) error {
 		return err
 	}
 	out := bufio.NewWriterSize(env.Stdout, 32<<10)
-	p := rows.NewPrinter(out, rows.DefaultBudget)
-	res, err := grep.Search(ctx, plan, grep.Config{Dir: dir, LookupEnv: env.LookupEnv}, p)
+	b := env.Budget()
+	p := rows.NewPrinter(out, b)
+	res, err := grep.Search(ctx, plan, grep.Config{Dir: dir, LookupEnv: env.LookupEnv, Budget: b}, p)
 	// The rows pushed are verified rows whatever ended the search: they
 	// stay on stdout before the diagnostic.
 	werr := p.Flush()

@@ -69,7 +69,7 @@ func runHread(ctx context.Context, env *cli.Env, args []string) error {
 	// Rows are held until the whole file is validated, so that a failure
 	// leaves stdout empty; token admission bounds what is held.
 	var out bytes.Buffer
-	p := rows.NewPrinter(&out, rows.DefaultBudget)
+	p := rows.NewPrinter(&out, env.Budget())
 	err = hread.Read(ctx, args[0], r, p, hread.Options{Dir: env.Dir})
 	if err != nil && !errs.Is(err, errs.Incomplete) {
 		return err

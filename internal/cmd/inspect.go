@@ -98,6 +98,9 @@ func runInspect(ctx context.Context, env *cli.Env, args []string) error {
 		return &inspectFailure{path, err}
 	}
 	res, err := inspect.Inspect(ctx, root, *path)
+	if err == nil {
+		res, err = res.Within(env.OutputBytes)
+	}
 	if err != nil {
 		return &inspectFailure{path, err}
 	}

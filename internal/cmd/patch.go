@@ -18,10 +18,6 @@ import (
 
 const maxScriptBytes = 64 << 20
 
-// reportBudget bounds the text report like every verified-row output (see
-// patch.Report).
-var reportBudget = rows.DefaultBudget
-
 // Patch is hpatch: an HPATCH/2 script applied to the workspace.
 var Patch = &cli.Command{
 	Name:    "patch",
@@ -140,7 +136,7 @@ func runPatch(ctx context.Context, env *cli.Env, args []string) error {
 	if asJSON {
 		err = writeJSON(env.Stdout, res)
 	} else {
-		_, err = io.WriteString(env.Stdout, formatResult(res))
+		_, err = io.WriteString(env.Stdout, formatResult(res, env.Budget()))
 	}
 	if err != nil {
 		return errs.Errorf(errs.Write, "writing the report: %v", regfile.Cause(err))
@@ -160,7 +156,7 @@ func failPatch(env *cli.Env, err error) int {
 	}
 	if len(pf.res.Failures) > 0 {
 		if !pf.json {
-			io.WriteString(env.Stderr, formatFailures(pf.res.Failures, name))
+			io.WriteString(env.Stderr, formatFailures(pf.res.Failures, name, env.Budget()))
 		}
 	} else {
 		fmt.Fprintf(env.Stderr, "%s: %s\n", name, cli.Diagnostic(pf.err))
@@ -179,19 +175,20 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
-// formatFailures prints each failure's line and its repair rows; name
-// starts the closing line of a report cut short.
-func formatFailures(fs []patch.Failure, name string) string {
-	return patch.FailureReport(fs, reportBudget, name+": ")
+// formatFailures prints each failure's line and its repair rows under b,
+// the budget of every verified-row output; name starts the closing line
+// of a report cut short.
+func formatFailures(fs []patch.Failure, name string, b rows.Budget) string {
+	return patch.FailureReport(fs, b, name+": ")
 }
 
 // formatResult prints a success: the diff of a dry run, or the file actions
 // and the rows at each edit's edges.
-func formatResult(res *patch.Result) string {
-	if res.Status == patch.StatusDryRun {
-		return res.Diff // the diff alone, empty when nothing changes
+func formatResult(res *patch.Result, b rows.Budget) string {
+	if res.Status == patch.StatusDryRun && res.Diff == "" {
+		return "" // the diff alone: nothing when nothing changes
 	}
-	return patch.Report(res, reportBudget)
+	return patch.Report(res, b)
 }
 
 // Recover is rowkit recover: settle a transaction a crash left pending.

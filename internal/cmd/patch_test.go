@@ -41,9 +41,9 @@ func TestPatchReportBudget(t *testing.T) {
 		name, out, trailer string
 		blocks             func(string) int
 	}{
-		{"failures", formatFailures(fails, "hpatch"), "hpatch: %d more failures left out: output incomplete: 15,000-token limit reached\n",
+		{"failures", formatFailures(fails, "hpatch", rows.DefaultBudget), "hpatch: %d more failures left out: output incomplete: 15,000-token limit reached\n",
 			func(s string) int { return strings.Count(s, ", reason row-stale: ") }},
-		{"edits", formatResult(res), "%d more edits left out: output incomplete: 15,000-token limit reached\n",
+		{"edits", formatResult(res, rows.DefaultBudget), "%d more edits left out: output incomplete: 15,000-token limit reached\n",
 			func(s string) int { return strings.Count(s, "command ") }},
 	} {
 		lines := strings.SplitAfter(c.out, "\n")
@@ -62,11 +62,11 @@ func TestPatchReportBudget(t *testing.T) {
 	}
 
 	// Small reports are whole.
-	if out := formatFailures(fails[:3], "hpatch"); strings.Contains(out, "left out") || strings.Count(out, "reason row-stale") != 3 {
+	if out := formatFailures(fails[:3], "hpatch", rows.DefaultBudget); strings.Contains(out, "left out") || strings.Count(out, "reason row-stale") != 3 {
 		t.Fatalf("small rejection cut: %q", out)
 	}
 	res.Edits = edits[:3]
-	if out := formatResult(res); strings.Contains(out, "left out") || strings.Count(out, "command ") != 3 {
+	if out := formatResult(res, rows.DefaultBudget); strings.Contains(out, "left out") || strings.Count(out, "command ") != 3 {
 		t.Fatalf("small report cut: %q", out)
 	}
 }

@@ -2,10 +2,12 @@ package cmd
 
 import (
 	"context"
+	"math"
 
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/read"
+	"github.com/rowkit/rowkit/internal/rows"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
 
@@ -113,11 +115,44 @@ func runRead(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	in := read.Input{Path: a.path}
 	res, rerr := read.ParseCounts(&in, a.offset, a.limit)
+	var out []byte
 	if rerr == nil {
-		res, rerr = read.Read(ctx, root, in, read.Options{})
+		out, rerr = readView(ctx, env, root, in, a.format)
+	} else {
+		out = read.Format(res, a.format)
 	}
-	if _, err := env.Stdout.Write(read.Format(res, a.format)); err != nil {
+	if _, err := env.Stdout.Write(out); err != nil {
 		return errs.Errorf(errs.Write, "writing the result: %v", err)
 	}
 	return rerr
+}
+
+// readView reads in and formats the view. Under an output bound
+// (env.OutputBytes; the text formats, json is a document for programs and
+// is never cut) the view admits whole rows within the bound less room for
+// what follows them, the notes and a stderr line: a first guess at that
+// room that proves short is replaced by what they took, and the file read
+// again, at most twice.
+func readView(ctx context.Context, env *cli.Env, root *workspace.Root, in read.Input, format string) ([]byte, error) {
+	if env.OutputBytes <= 0 || format == read.FormatJSON {
+		res, err := read.Read(ctx, root, in, read.Options{})
+		return read.Format(res, format), err
+	}
+	reserve := 256
+	for try := 0; ; try++ {
+		room := max(env.OutputBytes-reserve, 1)
+		lim := read.Limits{MaxViewBytes: min(read.DefaultLimits.MaxViewBytes, room)}
+		// Bytes only: the command's view has no token budget.
+		b := rows.Budget{Limit: math.MaxInt32, Ceiling: math.MaxInt32, MaxBytes: room}
+		res, err := read.Read(ctx, root, in, read.Options{Limits: lim, Budget: read.Tokens(b)})
+		out := read.Format(res, format)
+		over := len(out) - env.OutputBytes
+		if err != nil {
+			over += len(env.Name) + len(": \n") + len(cli.Diagnostic(err))
+		}
+		if over <= 0 || try == 2 {
+			return out, err
+		}
+		reserve += over + 32
+	}
 }
