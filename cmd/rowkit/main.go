@@ -23,9 +23,11 @@ func main() {
 	ctx := context.Background()
 	if c := cli.Lookup(os.Args, cmd.All); c != nil {
 		if len(c.Signals) > 0 {
+			// The first signal cancels the command, which stops what it
+			// started and ends; a second one has its default action again.
 			var stop context.CancelFunc
 			ctx, stop = signal.NotifyContext(ctx, c.Signals...)
-			defer stop()
+			context.AfterFunc(ctx, stop)
 		}
 		if _, set := os.LookupEnv("GOGC"); c.GCPercent != 0 && !set {
 			debug.SetGCPercent(c.GCPercent)

@@ -17,8 +17,10 @@ var MCP = &cli.Command{
 	Usage:   "rowkit mcp [--root DIR]... [--config FILE]",
 	Summary: "serve rowkit's tools to an MCP client (Claude Code, Codex, Cursor) over stdio",
 	Help: `Speaks the Model Context Protocol on stdin/stdout (newline-delimited
-JSON-RPC) until stdin ends or rowkit gets SIGINT/SIGTERM. One line on stderr
-says what is served; stderr also carries log lines, never stdout.
+JSON-RPC) until stdin ends or rowkit gets SIGINT/SIGTERM, which cancels the
+calls still running (a search is stopped, not finished) and exits at once.
+One line on stderr says what is served; stderr also carries log lines,
+never stdout.
 
 Tools: inspect_repository, inspect_file, search, read_file, and
 run_validations only when --config allows validations to MCP callers

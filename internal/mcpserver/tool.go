@@ -46,6 +46,8 @@ func register[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 		panic(fmt.Sprintf("register %s: output schema: %v", t.Name, err))
 	}
 	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx, cancel := s.callContext(ctx)
+		defer cancel()
 		v, err := decodeArgs[In](req.Params.Arguments, inR)
 		if err != nil {
 			return failed(err), nil
