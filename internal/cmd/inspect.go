@@ -8,7 +8,6 @@ import (
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/inspect"
-	"github.com/rowkit/rowkit/internal/jsonstr"
 )
 
 // Inspect is inspect_file as a rowkit command.
@@ -120,5 +119,3 @@ func failInspect(env *cli.Env, err error) int {
 	env.Stdout.Write(inspect.AppendFailure(nil, path, err))
 	return errs.ExitFailure
 }
-
-func jsonQuote(s string) string { return string(jsonstr.Append(nil, s)) }
