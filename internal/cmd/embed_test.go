@@ -232,6 +232,20 @@ func TestOutputBytes(t *testing.T) {
 	}
 }
 
+// A bound too small for any row (or for the diagnostic) still leaves the
+// result incomplete, never a silent empty success.
+func TestOutputBytesTooSmall(t *testing.T) {
+	dir, _ := bigFiles(t)
+	for _, bound := range []int{1, 10, 60} {
+		for _, argv := range [][]string{{"hread", "big.txt"}, {"hgrep", "needle", "big.txt"}} {
+			out := call(dir, bound, "", argv...)
+			if out.Code != 1 || len(out.Stdout) != 0 || len(out.Stderr) > bound {
+				t.Errorf("%d %q: exit %d, %q, %q", bound, argv, out.Code, out.Stdout, out.Stderr)
+			}
+		}
+	}
+}
+
 // A diagnostic longer than the room an output bound leaves is cut to it.
 func TestOutputBytesClampsTheDiagnostic(t *testing.T) {
 	dir := t.TempDir()

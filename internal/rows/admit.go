@@ -49,7 +49,9 @@ var DefaultBudget = Budget{Limit: TokenLimit, Ceiling: TokenCeiling}
 func (b Budget) MaxRowBytes() int {
 	n := b.Ceiling * MaxTokenBytes
 	if b.MaxBytes > 0 {
-		n = min(n, max(b.MaxBytes-b.Reserve, 0))
+		// At least 1: a reader keeping no text at all would take the row
+		// for one it need not show, not for one left out.
+		n = min(n, max(b.MaxBytes-b.Reserve, 1))
 	}
 	return n
 }
