@@ -64,6 +64,7 @@ func TestCommandsRunConcurrentlyInTheirOwnDirs(t *testing.T) {
 			"sub/g.txt": "sub of " + name + "\n",
 			"p.go":      "package p\n\nfunc In" + name + "() {}\n",
 			"e.txt":     "edit me\n",
+			"s.hp":      "in e.txt\ntype 1:" + row(1, "edit me")[2:6] + " \"script of " + name + "\"\n",
 		})
 	}
 	var wg sync.WaitGroup
@@ -81,8 +82,8 @@ func TestCommandsRunConcurrentlyInTheirOwnDirs(t *testing.T) {
 				check(name+" hread", call(dir, 0, "", "hread", "f.txt"), 0, rowsOf("alpha\nonly in "+name+"\n"), "")
 				check(name+" hread sub", call(dir, 0, "", "rowkit", "hread", "sub/g.txt"), 0, row(1, "sub of "+name), "")
 				check(name+" hread missing", call(dir, 0, "", "hread", "missing.txt"), 1, "", "hread: not_found: missing.txt: no such file\n")
-				check(name+" hgrep", call(dir, 0, "", "hgrep", "--sort=path", "of|only"), 0, `"f.txt":`+row(2, "only in "+name)+`"sub/g.txt":`+row(1, "sub of "+name), "")
-				check(name+" hgrep sub", call(dir, 0, "", "hgrep", "of", "sub"), 0, `"sub/g.txt":`+row(1, "sub of "+name), "")
+				check(name+" hgrep", call(dir, 0, "", "hgrep", "--sort=path", "sub of|only in"), 0, `"f.txt":`+row(2, "only in "+name)+`"sub/g.txt":`+row(1, "sub of "+name), "")
+				check(name+" hgrep sub", call(dir, 0, "", "hgrep", "sub of", "sub"), 0, `"sub/g.txt":`+row(1, "sub of "+name), "")
 				ins := call(dir, 0, "", "inspect_file", "p.go")
 				if ins.Code != 0 || !bytes.Contains(ins.Stdout, []byte(`"path":"p.go"`)) || !bytes.Contains(ins.Stdout, []byte(`"name":"In`+name+`"`)) {
 					errc <- fmt.Sprintf("%s inspect_file: %d %s %s", name, ins.Code, ins.Stdout, ins.Stderr)
@@ -92,6 +93,11 @@ func TestCommandsRunConcurrentlyInTheirOwnDirs(t *testing.T) {
 				if dry.Code != 0 || !bytes.Contains(dry.Stdout, []byte("+edited in "+name+"\n")) {
 					errc <- fmt.Sprintf("%s hpatch --dry-run: %d %s %s", name, dry.Code, dry.Stdout, dry.Stderr)
 				}
+				dry = call(dir, 0, "", "rowkit", "patch", "--dry-run", "-f", "s.hp")
+				if dry.Code != 0 || !bytes.Contains(dry.Stdout, []byte("+script of "+name+"\n")) {
+					errc <- fmt.Sprintf("%s rowkit patch --dry-run -f s.hp: %d %s %s", name, dry.Code, dry.Stdout, dry.Stderr)
+				}
+				check(name+" hpatch -f missing", call(dir, 0, "", "hpatch", "-f", "missing.hp"), 2, "", "hpatch: usage: cannot read the script missing.hp: no such file or directory\n")
 			}()
 		}
 	}
