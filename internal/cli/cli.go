@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -97,14 +98,6 @@ func (e *Env) Budget() rows.Budget {
 // line is err as the command's stderr line.
 func (e *Env) line(err error) string { return e.Name + ": " + Diagnostic(err) + "\n" }
 
-// Getenv returns the variable key of the command's environment.
-func (e *Env) Getenv(key string) (string, bool) {
-	if e.LookupEnv == nil {
-		return "", false
-	}
-	return e.LookupEnv(key)
-}
-
 // Command is one rowkit command.
 type Command struct {
 	Name    string   // subcommand name: rowkit NAME
@@ -142,11 +135,11 @@ func (c *Command) Exec(ctx context.Context, env *Env, name string, args []string
 	e := *env
 	e.Name = name
 	env = &e
-	var out *int
+	var out *atomic.Int64
 	if env.OutputBytes > 0 {
 		// Both streams count against the one bound: the diagnostic gets
 		// the room the output left.
-		out = new(int)
+		out = new(atomic.Int64)
 		env.Stdout = &counting{w: env.Stdout, n: out}
 		env.Stderr = &counting{w: env.Stderr, n: out}
 	}
@@ -162,21 +155,22 @@ func (c *Command) Exec(ctx context.Context, env *Env, name string, args []string
 	}
 	line := env.line(err)
 	if out != nil {
-		line = clampLine(line, env.OutputBytes-*out)
+		line = clampLine(line, env.OutputBytes-int(out.Load()))
 	}
 	io.WriteString(env.Stderr, line)
 	return errs.ExitCode(err)
 }
 
-// counting counts the bytes written through it into n.
+// counting counts the bytes written through it into n, which the two
+// streams share.
 type counting struct {
 	w io.Writer
-	n *int
+	n *atomic.Int64
 }
 
 func (c *counting) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
-	*c.n += n
+	c.n.Add(int64(n))
 	return n, err
 }
 
