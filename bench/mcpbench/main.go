@@ -26,7 +26,6 @@ import (
 
 	"github.com/rowkit/rowkit/internal/inspect"
 	"github.com/rowkit/rowkit/internal/lang"
-	"github.com/rowkit/rowkit/internal/mcpserver"
 	"github.com/rowkit/rowkit/internal/rows"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
@@ -218,7 +217,7 @@ func tokens(dirs []string) error {
 			}); err != nil {
 				return nil
 			}
-			r, x, j := rows.CountTokens(string(printed)), rows.CountTokens(mcpserver.OutlineText(res)), rows.CountTokens(string(res.AppendJSON(nil)))
+			r, x, j := rows.CountTokens(string(printed)), rows.CountTokens(inspect.OutlineText(res)), rows.CountTokens(string(res.AppendJSON(nil)))
 			files++
 			rowsTok, textTok, jsonTok = rowsTok+r, textTok+x, jsonTok+j
 			k := byKind[res.Data.Kind]

@@ -78,7 +78,7 @@ func fail(err error) {
 func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	var out, errb bytes.Buffer
 	res, err := proc.Run(ctx, proc.Spec{Path: "git", Args: append([]string{"-c", "core.quotepath=off"}, args...), Dir: dir,
-		Env: proc.Env([]string{"PATH", "HOME"}, "GIT_CONFIG_NOSYSTEM=1"), Stdout: &out, Stderr: &errb})
+		Env: proc.Env(os.LookupEnv, []string{"PATH", "HOME"}, "GIT_CONFIG_NOSYSTEM=1"), Stdout: &out, Stderr: &errb})
 	if err != nil {
 		return nil, err
 	}

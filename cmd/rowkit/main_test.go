@@ -15,6 +15,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/rowkit/rowkit/internal/cmd"
 	"github.com/rowkit/rowkit/internal/rows"
 )
 
@@ -22,7 +23,7 @@ import (
 // scripts exercise the real dispatch on argv[0].
 func TestMain(m *testing.M) {
 	names := map[string]func(){"rowkit": main}
-	for _, c := range commands {
+	for _, c := range cmd.All {
 		for _, a := range c.Aliases {
 			names[a] = main
 		}

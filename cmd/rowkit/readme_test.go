@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/cmd"
 )
 
 const (
@@ -16,7 +17,7 @@ const (
 // The README's exit-code table is the one `rowkit help COMMAND` prints, so
 // the two cannot drift apart; every command documents its statuses.
 func TestReadmeExitCodes(t *testing.T) {
-	for _, c := range commands {
+	for _, c := range cmd.All {
 		if len(c.Exits) == 0 {
 			t.Errorf("%s documents no exit statuses (cli.Command.Exits)", c.Name)
 		}
@@ -31,7 +32,7 @@ func TestReadmeExitCodes(t *testing.T) {
 		t.Fatalf("README.md has no exit-code block between %q and %q", exitsBegin, exitsEnd)
 	}
 	got := readme[i+len(exitsBegin) : j]
-	if want := cli.ExitTable(commands); got != want {
+	if want := cli.ExitTable(cmd.All); got != want {
 		if os.Getenv("ROWKIT_UPDATE_README") != "" {
 			os.WriteFile("../../README.md", []byte(readme[:i+len(exitsBegin)]+want+readme[j:]), 0o644)
 			return

@@ -14,12 +14,18 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/rows"
 )
 
 // Exit documents one exit status of a command: `rowkit help NAME` and the
@@ -29,11 +35,68 @@ type Exit struct {
 	When   string // what ends this way, with the error codes it carries
 }
 
-// Env is what a command may touch of the process it runs in.
+// Env is everything a command may touch of the world it runs in. A command
+// reads no process-global state (the working directory, the environment,
+// signals), so that several can run at once in one process, each in its
+// own directory, as a shell's private commands do; main fills an Env from
+// the process (and owns signals and process tuning).
 type Env struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
+
+	// Dir is the working directory, absolute. A relative path a command
+	// is given is taken relative to it and reported as given. Empty: the
+	// directory is unknown (the process's was removed); relative paths
+	// are then left to the operating system.
+	Dir string
+
+	// LookupEnv finds an environment variable, as os.LookupEnv does for
+	// the process. Nil is an empty environment.
+	LookupEnv func(key string) (string, bool)
+
+	// OutputBytes bounds what a verified-row command writes to stdout and
+	// stderr together (rows, diagnostic and continuation), for a caller
+	// that shows both as one text under a byte limit; 0 is no bound.
+	OutputBytes int
+
+	// Name is the name the command was invoked under (hpatch, rowkit
+	// patch), which starts its diagnostics; Exec sets it.
+	Name string
 }
+
+// Path is the name under which the command opens p: p relative to Dir.
+// It is never cleaned, so "link/../x" stays what the system makes of it,
+// and it is never shown: messages name p as given.
+func (e *Env) Path(p string) string {
+	if e.Dir == "" || p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return e.Dir + "/" + p
+}
+
+// WorkDir is Dir, or a coded error when it is unknown.
+func (e *Env) WorkDir() (string, error) {
+	if e.Dir == "" {
+		return "", errs.Errorf(errs.Read, "cannot determine the current directory (was it removed?)")
+	}
+	return e.Dir, nil
+}
+
+// Budget is the admission rule of a verified-row command run in e: the
+// token rule, and OutputBytes as its byte ceiling with room kept for the
+// line that names a stopped result ("NAME: output incomplete: ..."), so
+// that stdout and stderr together stay within the bound.
+func (e *Env) Budget() rows.Budget {
+	b := rows.DefaultBudget
+	if e.OutputBytes > 0 {
+		b.MaxBytes = e.OutputBytes
+		b.Reserve = max(len(e.line(b.Stopped(true))), len(e.line(b.Stopped(false))))
+	}
+	return b
+}
+
+// line is err as the command's stderr line.
+func (e *Env) line(err error) string { return e.Name + ": " + Diagnostic(err) + "\n" }
 
 // Command is one rowkit command.
 type Command struct {
@@ -50,21 +113,84 @@ type Command struct {
 	// Fail, when set, reports a failure itself and returns the exit code,
 	// for commands whose failures are a document on stdout.
 	Fail func(env *Env, err error) int
+
+	// Signals are the signals that cancel the command's context instead
+	// of ending the process, when the command is the process: main
+	// installs them (a command never does; in a shell the shell decides).
+	// None leaves every signal its default action.
+	Signals []os.Signal
+	// GCPercent, when not 0, is the garbage collector's target main sets
+	// for the command as the process, unless GOGC is set.
+	GCPercent int
 }
 
 // Exec runs c with args and returns its exit code, reporting a failure as
 // one line "NAME: CODE: MESSAGE" on stderr. name is the name c was invoked
 // under, so diagnostics read as the user typed the command.
+//
+// A Run that returns ErrHelp (from Parse: -h or --help) gets the answer
+// every command gives: its help, as `rowkit help NAME` prints it, on
+// stdout, and exit 0.
 func (c *Command) Exec(ctx context.Context, env *Env, name string, args []string) int {
+	e := *env
+	e.Name = name
+	env = &e
+	var out *atomic.Int64
+	if env.OutputBytes > 0 {
+		// Both streams count against the one bound: the diagnostic gets
+		// the room the output left.
+		out = new(atomic.Int64)
+		env.Stdout = &counting{w: env.Stdout, n: out}
+		env.Stderr = &counting{w: env.Stderr, n: out}
+	}
 	err := c.Run(ctx, env, args)
 	if err == nil {
 		return errs.ExitOK
 	}
+	if errors.Is(err, ErrHelp) {
+		return written(env, name, func(w io.Writer) { writeHelp(w, c) })
+	}
 	if c.Fail != nil {
 		return c.Fail(env, err)
 	}
-	fmt.Fprintf(env.Stderr, "%s: %s\n", name, Diagnostic(err))
+	line := env.line(err)
+	if out != nil {
+		line = clampLine(line, env.OutputBytes-int(out.Load()))
+	}
+	io.WriteString(env.Stderr, line)
 	return errs.ExitCode(err)
+}
+
+// counting counts the bytes written through it into n, which the two
+// streams share.
+type counting struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c *counting) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// clampLine cuts line, which ends in LF, to at most room bytes on a rune
+// boundary, marking the cut with "...": a message too long for what an
+// output bound left (ripgrep's, naming many paths) still ends the output
+// within it.
+func clampLine(line string, room int) string {
+	const mark = "...\n"
+	switch {
+	case len(line) <= room:
+		return line
+	case room < len(mark):
+		return ""
+	}
+	cut := room - len(mark)
+	for cut > 0 && !utf8.RuneStart(line[cut]) {
+		cut--
+	}
+	return line[:cut] + mark
 }
 
 // Diagnostic is err as one line of text, without the command's name: for an

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/regfile"
 )
 
 // Codes of rowkit link.
@@ -40,18 +41,23 @@ reported as an error.
 			{Status: 2, When: "usage: not exactly one DIR"},
 		},
 		Run: func(_ context.Context, env *Env, args []string) error {
-			if len(args) != 1 || strings.HasPrefix(args[0], "-") && args[0] != "-" {
+			args, err := Parse("link", nil, args, nil)
+			if err != nil {
+				return err
+			}
+			if len(args) != 1 {
 				return errs.Usagef("want exactly one argument, the directory: rowkit link DIR")
 			}
-			return Link(env, args[0], names)
+			return Link(env, env.Path(args[0]), args[0], names)
 		},
 	}
 }
 
-// Link creates each of names in dir as a symlink to the running executable.
-func Link(env *Env, dir string, names []string) error {
+// Link creates each of names in dir as a symlink to the running
+// executable. given is dir as the user wrote it, for messages and the list.
+func Link(env *Env, dir, given string, names []string) error {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return errs.Errorf(CodeNotDir, "%s is not a directory; create it first", dir)
+		return errs.Errorf(CodeNotDir, "%s is not a directory; create it first", given)
 	}
 	exe, err := os.Executable()
 	if err == nil {
@@ -62,8 +68,8 @@ func Link(env *Env, dir string, names []string) error {
 	}
 	var failed, werr error
 	for _, name := range names {
-		path := filepath.Join(dir, name)
-		if err := linkOne(exe, path); err != nil {
+		path := filepath.Join(given, name)
+		if err := linkOne(exe, filepath.Join(dir, name), path); err != nil {
 			fmt.Fprintf(env.Stderr, "rowkit link: %v\n", err)
 			failed = err
 			continue
@@ -81,38 +87,46 @@ func Link(env *Env, dir string, names []string) error {
 	return nil
 }
 
-func linkOne(exe, path string) error {
-	fi, err := os.Lstat(path)
+// linkOne links at to exe; path is at as the user named it, for messages.
+func linkOne(exe, at, path string) error {
+	fail := func(err error) error {
+		var le *os.LinkError
+		if errors.As(err, &le) {
+			err = le.Err
+		}
+		return errs.Errorf(CodeLink, "%s: %v", path, regfile.Cause(err))
+	}
+	fi, err := os.Lstat(at)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if err := os.Symlink(exe, path); err != nil {
-			return errs.Errorf(CodeLink, "%v", err)
+		if err := os.Symlink(exe, at); err != nil {
+			return fail(err)
 		}
 		return nil
 	case err != nil:
-		return errs.Errorf(CodeLink, "%v", err)
+		return fail(err)
 	case fi.Mode()&fs.ModeSymlink == 0:
 		return errs.Errorf(CodeExists, "%s exists and is not a symlink; refusing to replace it", path)
 	}
-	target, err := os.Readlink(path)
+	target, err := os.Readlink(at)
 	if err != nil {
-		return errs.Errorf(CodeLink, "%v", err)
+		return fail(err)
 	}
 	if target == exe {
 		return nil
 	}
-	if !isRowkit(path, target, exe) {
+	if !isRowkit(at, target, exe) {
 		return errs.Errorf(CodeExists, "%s is a symlink to %s, not to rowkit; refusing to replace it", path, target)
 	}
 	// Replace atomically, so the name never disappears.
-	tmp := path + ".rowkit-link"
+	tmp := at + ".rowkit-link"
 	os.Remove(tmp)
 	if err := os.Symlink(exe, tmp); err != nil {
-		return errs.Errorf(CodeLink, "%v", err)
+		return fail(err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := os.Rename(tmp, at); err != nil {
 		os.Remove(tmp)
-		return errs.Errorf(CodeLink, "%v", err)
+		return fail(err)
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -51,6 +50,23 @@ func Main(ctx context.Context, env *Env, args []string, cmds []*Command) int {
 	}
 }
 
+// Lookup returns the command that Main runs for args (os.Args), or nil
+// when Main answers itself (help, the version, link, a usage error): main
+// uses it to set up the process for that command (Command.Signals,
+// Command.GCPercent) before Main runs it.
+func Lookup(args []string, cmds []*Command) *Command {
+	if len(args) == 0 {
+		return nil
+	}
+	if c := byAlias(cmds, filepath.Base(args[0])); c != nil {
+		return c
+	}
+	if len(args) < 2 {
+		return nil
+	}
+	return find(cmds, args[1])
+}
+
 func find(cmds []*Command, name string) *Command {
 	for _, c := range cmds {
 		if c.Name == name {
@@ -90,18 +106,22 @@ func help(env *Env, args []string, cmds []*Command) int {
 		fmt.Fprintf(env.Stderr, "rowkit help: unknown command %q (see 'rowkit --help')\n", args[0])
 		return errs.ExitUsage
 	}
-	return written(env, "rowkit help", func(w io.Writer) {
-		fmt.Fprintf(w, "usage: %s\n\n%s\n", c.Usage, c.Summary)
-		if h := strings.Trim(c.Help, "\n"); h != "" {
-			fmt.Fprintf(w, "\n%s\n", h)
+	return written(env, "rowkit help", func(w io.Writer) { writeHelp(w, c) })
+}
+
+// writeHelp writes c's help: its usage line, summary, contract and exit
+// statuses.
+func writeHelp(w io.Writer, c *Command) {
+	fmt.Fprintf(w, "usage: %s\n\n%s\n", c.Usage, c.Summary)
+	if h := strings.Trim(c.Help, "\n"); h != "" {
+		fmt.Fprintf(w, "\n%s\n", h)
+	}
+	if len(c.Exits) > 0 {
+		fmt.Fprintf(w, "\nexit codes:\n")
+		for _, e := range c.Exits {
+			writeWrapped(w, fmt.Sprintf("  %-3d", e.Status), "     ", e.When, 79)
 		}
-		if len(c.Exits) > 0 {
-			fmt.Fprintf(w, "\nexit codes:\n")
-			for _, e := range c.Exits {
-				writeWrapped(w, fmt.Sprintf("  %-3d", e.Status), "     ", e.When, 79)
-			}
-		}
-	})
+	}
 }
 
 // written runs print against stdout and turns the first write error into
@@ -219,9 +239,4 @@ func Version() string {
 		v += " (" + rev[:min(12, len(rev))] + modified + ")"
 	}
 	return v + " " + info.GoVersion
-}
-
-// StdEnv is the process's own environment.
-func StdEnv() *Env {
-	return &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 }

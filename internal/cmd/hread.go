@@ -45,17 +45,9 @@ full result. On any other failure stdout is empty and stderr has one line
 }
 
 func runHread(ctx context.Context, env *cli.Env, args []string) error {
-	if len(args) > 0 && args[0] == "--" {
-		args = args[1:]
-	} else {
-		for _, a := range args {
-			if a == "--" {
-				break
-			}
-			if len(a) > 1 && a[0] == '-' {
-				return errs.Usagef("hread takes no options (got %q); usage: hread PATH [START:END]", a)
-			}
-		}
+	args, err := cli.Parse("hread", nil, args, nil)
+	if err != nil {
+		return err
 	}
 	switch {
 	case len(args) == 0:
@@ -70,7 +62,6 @@ func runHread(ctx context.Context, env *cli.Env, args []string) error {
 		if !looksLikeHreadRange(args[1]) {
 			return errs.Usagef("hread reads one file; %q is a second path, not a START:END range", args[1])
 		}
-		var err error
 		if r, err = hread.ParseRange(args[1]); err != nil {
 			return err
 		}
@@ -78,8 +69,8 @@ func runHread(ctx context.Context, env *cli.Env, args []string) error {
 	// Rows are held until the whole file is validated, so that a failure
 	// leaves stdout empty; token admission bounds what is held.
 	var out bytes.Buffer
-	p := rows.NewPrinter(&out, rows.DefaultBudget)
-	err := hread.Read(ctx, args[0], r, p, hread.Options{})
+	p := rows.NewPrinter(&out, env.Budget())
+	err = hread.Read(ctx, args[0], r, p, hread.Options{Dir: env.Dir})
 	if err != nil && !errs.Is(err, errs.Incomplete) {
 		return err
 	}

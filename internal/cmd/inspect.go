@@ -8,8 +8,6 @@ import (
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/inspect"
-	"github.com/rowkit/rowkit/internal/jsonstr"
-	"github.com/rowkit/rowkit/internal/workspace"
 )
 
 // Inspect is inspect_file as a rowkit command.
@@ -78,14 +76,12 @@ func inspectUsage(path *string, msg string) error {
 }
 
 func runInspect(ctx context.Context, env *cli.Env, args []string) error {
-	if len(args) > 0 && args[0] == "--" {
-		args = args[1:]
-	} else {
-		for _, a := range args {
-			if len(a) > 1 && a[0] == '-' {
-				return inspectUsage(nil, "inspect_file takes no options (got "+jsonQuote(a)+"); usage: inspect_file PATH")
-			}
-		}
+	args, err := cli.Parse("inspect", nil, args, nil)
+	if e, ok := errs.As(err); ok {
+		return inspectUsage(nil, e.Msg)
+	}
+	if err != nil {
+		return err // help
 	}
 	switch {
 	case len(args) == 0:
@@ -96,11 +92,14 @@ func runInspect(ctx context.Context, env *cli.Env, args []string) error {
 		return inspectUsage(&args[0], "PATH is empty; usage: inspect_file PATH")
 	}
 	path := &args[0]
-	root, err := workspace.Cwd()
+	root, err := openWorkDir(env)
 	if err != nil {
 		return &inspectFailure{path, err}
 	}
 	res, err := inspect.Inspect(ctx, root, *path)
+	if err == nil {
+		res, err = res.Within(env.OutputBytes)
+	}
 	if err != nil {
 		return &inspectFailure{path, err}
 	}
@@ -120,5 +119,3 @@ func failInspect(env *cli.Env, err error) int {
 	env.Stdout.Write(inspect.AppendFailure(nil, path, err))
 	return errs.ExitFailure
 }
-
-func jsonQuote(s string) string { return string(jsonstr.Append(nil, s)) }

@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"os"
-	"os/signal"
 	"strings"
 	"syscall"
 
@@ -18,8 +17,10 @@ var MCP = &cli.Command{
 	Usage:   "rowkit mcp [--root DIR]... [--config FILE] [--structured]",
 	Summary: "serve rowkit's tools to an MCP client (Claude Code, Codex, Cursor) over stdio",
 	Help: `Speaks the Model Context Protocol on stdin/stdout (newline-delimited
-JSON-RPC) until stdin ends or rowkit gets SIGINT/SIGTERM. One line on stderr
-says what is served; stderr also carries log lines, never stdout.
+JSON-RPC) until stdin ends or rowkit gets SIGINT/SIGTERM, which cancels the
+calls still running (a search is stopped, not finished) and exits at once.
+One line on stderr says what is served; stderr also carries log lines,
+never stdout.
 
 Tools: inspect_repository, inspect_file, search, read_file, edit, and
 run_validations only when --config allows validations to MCP callers
@@ -50,50 +51,56 @@ options:
 		{Status: 1, When: "a root could not be opened (read)"},
 		{Status: 2, When: "usage (an unknown argument, a missing or empty value, --config twice, a value after --structured) or a config that cannot be read or is invalid (E_CONFIG)"},
 	},
-	Run: runMCP,
+	Run:     runMCP,
+	Signals: []os.Signal{os.Interrupt, syscall.SIGTERM},
+}
+
+// mcpOptions are rowkit mcp's options.
+var mcpOptions = []cli.Option{
+	{Long: []string{"root"}, Value: true, Repeat: true},
+	{Long: []string{"config"}, Value: true},
+	{Long: []string{"structured"}},
 }
 
 func runMCP(ctx context.Context, env *cli.Env, args []string) error {
 	var o mcpserver.Options
-	for i := 0; i < len(args); i++ {
-		name, val, has := strings.Cut(args[i], "=")
-		switch name {
-		case "--root", "--config":
-		case "--structured":
-			if has {
-				return errs.Usagef("--structured takes no value")
-			}
+	given := map[string]string{} // the paths opened, and as they were given
+	ops, err := cli.Parse("mcp", mcpOptions, args, func(a cli.Arg) error {
+		if a.Long[0] == "structured" {
 			o.Structured = true
-			continue
-		default:
-			return errs.Usagef("unknown argument %q; usage: rowkit mcp [--root DIR]... [--config FILE] [--structured]", args[i])
+			return nil
 		}
-		if !has {
-			if i+1 >= len(args) {
-				return errs.Usagef("%s needs a value", name)
-			}
-			i++
-			val = args[i]
+		if a.Value == "" {
+			return errs.Usagef("%s is empty", a.Spelled)
 		}
-		if val == "" {
-			return errs.Usagef("%s is empty", name)
-		}
-		if name == "--root" {
-			o.Roots = append(o.Roots, val)
-		} else if o.Config != "" {
-			return errs.Usagef("--config is given twice")
+		given[env.Path(a.Value)] = a.Value
+		if a.Long[0] == "root" {
+			o.Roots = append(o.Roots, env.Path(a.Value))
 		} else {
-			o.Config = val
+			o.Config = env.Path(a.Value)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	if len(ops) > 0 {
+		return errs.Usagef("unexpected argument %q; usage: rowkit mcp [--root DIR]... [--config FILE] [--structured]", ops[0])
+	}
+	if len(o.Roots) == 0 {
+		dir, err := env.WorkDir()
+		if err != nil {
+			return err
+		}
+		o.Roots = []string{dir}
+	}
+	o.LookupEnv = env.LookupEnv
 	o.Log = env.Stderr
 	o.Version = strings.TrimPrefix(cli.Version(), "rowkit ")
 	srv, err := mcpserver.New(o)
 	if err != nil {
-		return err
+		return asGiven(err, given)
 	}
 	env.Stderr.Write([]byte(srv.Banner() + "\n"))
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	return srv.ServeStdio(ctx, env.Stdin, env.Stdout)
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/errs"
@@ -19,10 +18,6 @@ import (
 
 const maxScriptBytes = 64 << 20
 
-// reportBudget bounds the text report like every verified-row output (see
-// patch.Report).
-var reportBudget = rows.DefaultBudget
-
 // Patch is hpatch: an HPATCH/2 script applied to the workspace.
 var Patch = &cli.Command{
 	Name:    "patch",
@@ -30,33 +25,10 @@ var Patch = &cli.Command{
 	Usage:   "hpatch [-f FILE] [--dry-run] [--json] [--gofmt]",
 	Summary: "apply an HPATCH/2 edit script (stdin) to the files of the current directory",
 	Help: `Reads an HPATCH/2 script from stdin (or FILE) and applies it to the workspace,
-the current directory. Targets are verified rows (LINE:HASH) and exact text, as
-hread, hgrep and inspect_file print them:
+the current directory, addressed by the verified rows (LINE:HASH) and exact
+text that hread, hgrep and inspect_file print.
 
-  in PATH              select an existing file
-  new PATH             create a file (missing parent directories too) and select it
-  mv PATH              move the selected file
-  rm                   delete the selected file
-  type TARGET VALUE    replace every span TARGET selects ("" deletes)
-  add DEST VALUE       insert before DEST (ROW, a text target or EOF)
-  type VALUE           initial content, directly after new
-  type EOF VALUE       set the final terminator: "" drops it, "\n" adds one
-
-TARGET is ROW (LINE:HASH, the whole line with its terminator), ROW..ROW, or
-[ROW] "TEXT" [N] (the first N exact matches, from ROW or from the start).
-VALUE is a JSON string or <<PATCH followed by literal lines and a line PATCH.
-A row replacement without a final terminator keeps the target's (LF, CRLF,
-CR, or none for an unterminated last line). Paths with spaces may be written
-bare or as JSON strings.
-
-Every target resolves against the files as they were when the script started.
-A stale row is relocated only when two independent rows agree on the shift
-(both ends of a range, or another target of the script); otherwise the script
-is rejected with current rows around the place. Every changed Go, Python,
-JavaScript/TypeScript or JSON file must still parse (unless it did not before). All files are written at once
-through a journal: after a crash, the next rowkit run in the workspace (or
-rowkit recover) completes or rolls back the whole transaction.
-
+` + patch.Language + `
 On success stdout lists the net file actions and, for each edit, the verified
 rows at its edges ("PATH":LINE:HASH TEXT), ready for the next script. A
 rejection prints, on stderr, one line per failure
@@ -95,32 +67,40 @@ type patchFailure struct {
 func (p *patchFailure) Error() string { return p.err.Error() }
 func (p *patchFailure) Unwrap() error { return p.err }
 
+// patchOptions are hpatch's options.
+var patchOptions = []cli.Option{
+	{Long: []string{"file"}, Short: 'f', Value: true},
+	{Long: []string{"dry-run"}},
+	{Long: []string{"json"}},
+	{Long: []string{"gofmt"}},
+}
+
 func runPatch(ctx context.Context, env *cli.Env, args []string) error {
 	var file string
 	var dry, asJSON, haveFile, gofmt bool
-	for i := 0; i < len(args); i++ {
-		switch a := args[i]; {
-		case a == "--dry-run":
+	ops, err := cli.Parse("patch", patchOptions, args, func(a cli.Arg) error {
+		switch a.Long[0] {
+		case "dry-run":
 			dry = true
-		case a == "--json":
+		case "json":
 			asJSON = true
-		case a == "--gofmt":
+		case "gofmt":
 			gofmt = true
-		case a == "-f" || a == "--file":
-			if i+1 >= len(args) || haveFile {
-				return errs.Usagef("-f takes one FILE; usage: hpatch [-f FILE] [--dry-run] [--json] [--gofmt]")
-			}
-			i++
-			file, haveFile = args[i], true
-		default:
-			return errs.Usagef("unexpected argument %q; the script comes on stdin or with -f FILE; usage: hpatch [-f FILE] [--dry-run] [--json] [--gofmt]", a)
+		case "file":
+			file, haveFile = a.Value, true
 		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(ops) > 0 {
+		return errs.Usagef("unexpected argument %q; the script comes on stdin or with -f FILE; usage: hpatch [-f FILE] [--dry-run] [--json] [--gofmt]", ops[0])
 	}
 	var src []byte
-	var err error
 	if haveFile {
 		// A FIFO or device named by -f would block the open or never end.
-		f, _, oerr := regfile.Open(os.Stat, os.OpenFile, file)
+		f, _, oerr := regfile.Open(os.Stat, os.OpenFile, env.Path(file))
 		if oerr != nil {
 			return errs.Usagef("cannot read the script %s: %v", file, regfile.Cause(oerr))
 		}
@@ -138,13 +118,13 @@ func runPatch(ctx context.Context, env *cli.Env, args []string) error {
 	if len(src) > maxScriptBytes {
 		return errs.Errorf(errs.TooLarge, "the script is larger than %d bytes", maxScriptBytes)
 	}
-	root, err := workspace.Cwd()
+	root, err := openWorkDir(env)
 	if err != nil {
 		return err
 	}
 	if msg := root.Recovered(); msg != "" && (dry || !root.JournalIgnored()) {
 		// (A commit beside an ignored journal is refused with the same words.)
-		fmt.Fprintf(env.Stderr, "hpatch: %s\n", msg)
+		fmt.Fprintf(env.Stderr, "%s: %s\n", env.Name, msg)
 	}
 	res, err := patch.Apply(ctx, root, string(src), patch.Options{DryRun: dry, Gofmt: gofmt})
 	if err != nil {
@@ -156,7 +136,7 @@ func runPatch(ctx context.Context, env *cli.Env, args []string) error {
 	if asJSON {
 		err = writeJSON(env.Stdout, res)
 	} else {
-		_, err = io.WriteString(env.Stdout, formatResult(res))
+		_, err = io.WriteString(env.Stdout, formatResult(res, env.Budget()))
 	}
 	if err != nil {
 		return errs.Errorf(errs.Write, "writing the report: %v", regfile.Cause(err))
@@ -165,9 +145,10 @@ func runPatch(ctx context.Context, env *cli.Env, args []string) error {
 }
 
 func failPatch(env *cli.Env, err error) int {
+	name := env.Name
 	pf, ok := err.(*patchFailure)
 	if !ok {
-		fmt.Fprintf(env.Stderr, "hpatch: %s\n", cli.Diagnostic(err))
+		fmt.Fprintf(env.Stderr, "%s: %s\n", name, cli.Diagnostic(err))
 		return errs.ExitCode(err)
 	}
 	if pf.json {
@@ -175,10 +156,10 @@ func failPatch(env *cli.Env, err error) int {
 	}
 	if len(pf.res.Failures) > 0 {
 		if !pf.json {
-			io.WriteString(env.Stderr, formatFailures(pf.res.Failures))
+			io.WriteString(env.Stderr, formatFailures(pf.res.Failures, name, env.Budget()))
 		}
 	} else {
-		fmt.Fprintf(env.Stderr, "hpatch: %s\n", cli.Diagnostic(pf.err))
+		fmt.Fprintf(env.Stderr, "%s: %s\n", name, cli.Diagnostic(pf.err))
 	}
 	return errs.ExitCode(pf.err)
 }
@@ -194,18 +175,20 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
-// formatFailures prints each failure's line and its repair rows.
-func formatFailures(fs []patch.Failure) string {
-	return patch.FailureReport(fs, reportBudget, "hpatch: ")
+// formatFailures prints each failure's line and its repair rows under b,
+// the budget of every verified-row output; name starts the closing line
+// of a report cut short.
+func formatFailures(fs []patch.Failure, name string, b rows.Budget) string {
+	return patch.FailureReport(fs, b, name+": ")
 }
 
 // formatResult prints a success: the diff of a dry run, or the file actions
 // and the rows at each edit's edges.
-func formatResult(res *patch.Result) string {
-	if res.Status == patch.StatusDryRun {
-		return res.Diff // the diff alone, empty when nothing changes
+func formatResult(res *patch.Result, b rows.Budget) string {
+	if res.Status == patch.StatusDryRun && res.Diff == "" {
+		return "" // the diff alone: nothing when nothing changes
 	}
-	return patch.Report(res, reportBudget)
+	return patch.Report(res, b)
 }
 
 // Recover is rowkit recover: settle a transaction a crash left pending.
@@ -232,14 +215,18 @@ beside it until it is removed.
 		{Status: 2, When: "usage"},
 	},
 	Run: func(_ context.Context, env *cli.Env, args []string) error {
-		if len(args) > 1 || len(args) == 1 && strings.HasPrefix(args[0], "-") {
-			return errs.Usagef("rowkit recover takes at most one DIR and no options; usage: rowkit recover [DIR]")
+		args, err := cli.Parse("recover", nil, args, nil)
+		if err != nil {
+			return err
+		}
+		if len(args) > 1 {
+			return errs.Usagef("rowkit recover takes at most one DIR; usage: rowkit recover [DIR]")
 		}
 		dir := "."
 		if len(args) == 1 {
 			dir = args[0]
 		}
-		root, err := workspace.Open(dir)
+		root, err := openWorkspace(env, dir)
 		if err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -40,9 +41,9 @@ func TestPatchReportBudget(t *testing.T) {
 		name, out, trailer string
 		blocks             func(string) int
 	}{
-		{"failures", formatFailures(fails), "hpatch: %d more failures left out: output incomplete: 15,000-token limit reached\n",
+		{"failures", formatFailures(fails, "hpatch", rows.DefaultBudget), "hpatch: %d more failures left out: output incomplete: 15,000-token limit reached\n",
 			func(s string) int { return strings.Count(s, ", reason row-stale: ") }},
-		{"edits", formatResult(res), "%d more edits left out: output incomplete: 15,000-token limit reached\n",
+		{"edits", formatResult(res, rows.DefaultBudget), "%d more edits left out: output incomplete: 15,000-token limit reached\n",
 			func(s string) int { return strings.Count(s, "command ") }},
 	} {
 		lines := strings.SplitAfter(c.out, "\n")
@@ -61,11 +62,11 @@ func TestPatchReportBudget(t *testing.T) {
 	}
 
 	// Small reports are whole.
-	if out := formatFailures(fails[:3]); strings.Contains(out, "left out") || strings.Count(out, "reason row-stale") != 3 {
+	if out := formatFailures(fails[:3], "hpatch", rows.DefaultBudget); strings.Contains(out, "left out") || strings.Count(out, "reason row-stale") != 3 {
 		t.Fatalf("small rejection cut: %q", out)
 	}
 	res.Edits = edits[:3]
-	if out := formatResult(res); strings.Contains(out, "left out") || strings.Count(out, "command ") != 3 {
+	if out := formatResult(res, rows.DefaultBudget); strings.Contains(out, "left out") || strings.Count(out, "command ") != 3 {
 		t.Fatalf("small report cut: %q", out)
 	}
 }
@@ -78,15 +79,22 @@ func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
 // and JSON forms alike (it was a bare error without a code).
 func TestPatchReportWriteFails(t *testing.T) {
 	for _, args := range [][]string{{"--dry-run"}, {"--dry-run", "--json"}} {
-		t.Chdir(t.TempDir())
-		if err := os.WriteFile("a.txt", []byte("alpha\n"), 0o644); err != nil {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		var stderr bytes.Buffer
-		env := &cli.Env{Stdin: strings.NewReader("in a.txt\nadd EOF \"b\\n\"\n"), Stdout: fullWriter{}, Stderr: &stderr}
+		env := &cli.Env{Stdin: strings.NewReader("in a.txt\nadd EOF \"b\\n\"\n"), Stdout: fullWriter{}, Stderr: &stderr, Dir: dir}
 		code := Patch.Exec(context.Background(), env, "hpatch", args)
 		if code != 1 || !strings.HasPrefix(stderr.String(), "hpatch: write: writing the report: no space left on device") {
 			t.Errorf("%v: exit %d, stderr %q", args, code, stderr.String())
 		}
+	}
+}
+
+// rowkit help patch shows the one description of HPATCH/2.
+func TestPatchHelpDescribesTheLanguage(t *testing.T) {
+	if !strings.Contains(Patch.Help, patch.Language) {
+		t.Error("rowkit help patch lacks patch.Language")
 	}
 }

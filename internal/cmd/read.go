@@ -2,11 +2,12 @@ package cmd
 
 import (
 	"context"
-	"strings"
+	"math"
 
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/read"
+	"github.com/rowkit/rowkit/internal/rows"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
 
@@ -61,59 +62,35 @@ type readArgs struct {
 	hasPath                           bool
 }
 
+// readOptions are rowkit read's options; each takes a value, once.
+var readOptions = []cli.Option{
+	{Long: []string{"offset"}, Value: true},
+	{Long: []string{"limit"}, Value: true},
+	{Long: []string{"format"}, Value: true},
+	{Long: []string{"root"}, Value: true},
+}
+
 // parseReadArgs parses PATH and the options, in any order; "--" ends the
 // options. Values are kept as strings for the engine's rules.
 func parseReadArgs(args []string) (readArgs, error) {
 	a := readArgs{format: read.FormatRows}
-	seen := map[string]bool{}
-	opts := true
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		if opts && arg == "--" {
-			opts = false
-			continue
+	ops, err := cli.Parse("read", readOptions, args, func(o cli.Arg) error {
+		if o.Value == "" {
+			// An empty value would read as "not given" and pass unnoticed.
+			return errs.Usagef("%s needs a value", o.Spelled)
 		}
-		if opts && strings.HasPrefix(arg, "-") && arg != "-" {
-			name, val, hasVal := strings.Cut(arg, "=")
-			var dst *string
-			switch name {
-			case "--offset":
-				dst = &a.offset
-			case "--limit":
-				dst = &a.limit
-			case "--format":
-				dst = &a.format
-			case "--root":
-				dst = &a.root
-			default:
-				return a, errs.Usagef("unknown option %q; usage: rowkit %s", name, readUsage)
-			}
-			if seen[name] {
-				return a, errs.Usagef("%s is given twice", name)
-			}
-			seen[name] = true
-			if !hasVal {
-				if i+1 == len(args) {
-					return a, errs.Usagef("%s needs a value", name)
-				}
-				i++
-				val = args[i]
-			}
-			if val == "" {
-				// An empty value would read as "not given" and pass unnoticed.
-				return a, errs.Usagef("%s needs a value", name)
-			}
-			*dst = val
-			continue
-		}
-		if a.hasPath {
-			return a, errs.Usagef("read takes one PATH, got %q and %q", a.path, arg)
-		}
-		a.path, a.hasPath = arg, true
-	}
-	if !a.hasPath {
+		*map[string]*string{"offset": &a.offset, "limit": &a.limit, "format": &a.format, "root": &a.root}[o.Long[0]] = o.Value
+		return nil
+	})
+	switch {
+	case err != nil:
+		return a, err
+	case len(ops) == 0:
 		return a, errs.Usagef("missing PATH; usage: rowkit %s", readUsage)
+	case len(ops) > 1:
+		return a, errs.Usagef("read takes one PATH, got %q and %q", ops[0], ops[1])
 	}
+	a.path, a.hasPath = ops[0], true
 	switch a.format {
 	case read.FormatRows, read.FormatNumbered, read.FormatPlain, read.FormatJSON:
 	default:
@@ -129,20 +106,53 @@ func runRead(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	var root *workspace.Root
 	if a.root != "" {
-		root, err = workspace.Open(a.root)
+		root, err = openWorkspace(env, a.root)
 	} else {
-		root, err = workspace.Cwd()
+		root, err = openWorkDir(env)
 	}
 	if err != nil {
 		return err
 	}
 	in := read.Input{Path: a.path}
 	res, rerr := read.ParseCounts(&in, a.offset, a.limit)
+	var out []byte
 	if rerr == nil {
-		res, rerr = read.Read(ctx, root, in, read.Options{})
+		out, rerr = readView(ctx, env, root, in, a.format)
+	} else {
+		out = read.Format(res, a.format)
 	}
-	if _, err := env.Stdout.Write(read.Format(res, a.format)); err != nil {
+	if _, err := env.Stdout.Write(out); err != nil {
 		return errs.Errorf(errs.Write, "writing the result: %v", err)
 	}
 	return rerr
+}
+
+// readView reads in and formats the view. Under an output bound
+// (env.OutputBytes; the text formats, json is a document for programs and
+// is never cut) the view admits whole rows within the bound less room for
+// what follows them, the notes and a stderr line: a first guess at that
+// room that proves short is replaced by what they took, and the file read
+// again, at most twice.
+func readView(ctx context.Context, env *cli.Env, root *workspace.Root, in read.Input, format string) ([]byte, error) {
+	if env.OutputBytes <= 0 || format == read.FormatJSON {
+		res, err := read.Read(ctx, root, in, read.Options{})
+		return read.Format(res, format), err
+	}
+	reserve := 256
+	for try := 0; ; try++ {
+		room := max(env.OutputBytes-reserve, 1)
+		lim := read.Limits{MaxViewBytes: min(read.DefaultLimits.MaxViewBytes, room)}
+		// Bytes only: the command's view has no token budget.
+		b := rows.Budget{Limit: math.MaxInt32, Ceiling: math.MaxInt32, MaxBytes: room}
+		res, err := read.Read(ctx, root, in, read.Options{Limits: lim, Budget: read.Tokens(b)})
+		out := read.Format(res, format)
+		over := len(out) - env.OutputBytes
+		if err != nil {
+			over += len(env.Name) + len(": \n") + len(cli.Diagnostic(err))
+		}
+		if over <= 0 || try == 2 {
+			return out, err
+		}
+		reserve += over + 32
+	}
 }

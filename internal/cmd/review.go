@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -76,6 +75,10 @@ options:
 	},
 	Run:  runReview,
 	Fail: failReview,
+	// Validations run in their own process groups, out of reach of the
+	// terminal's Ctrl-C: an interrupt is passed on to them (SIGTERM, then
+	// SIGKILL) before rowkit ends.
+	Signals: []os.Signal{os.Interrupt, syscall.SIGTERM},
 }
 
 // codeReportFailed marks the error that carries the exit status of a
@@ -118,9 +121,9 @@ func failReview(env *cli.Env, err error) int {
 		e = reviewError(review.CodeInternal, err.Error(), "")
 	}
 	if e.Code == codeReportFailed {
-		fmt.Fprintf(env.Stderr, "rowkit review: %s\n", e.Msg)
+		fmt.Fprintf(env.Stderr, "%s: %s\n", env.Name, e.Msg)
 	} else {
-		fmt.Fprintf(env.Stderr, "rowkit review: %s\n", cli.Diagnostic(cliWords(e)))
+		fmt.Fprintf(env.Stderr, "%s: %s\n", env.Name, cli.Diagnostic(cliWords(e)))
 	}
 	return errs.ExitCode(e)
 }
@@ -154,11 +157,27 @@ func reviewError(code, msg, hint string) *errs.Error {
 	return errs.New(code, msg).WithHint(hint).WithExit(exit)
 }
 
-// reviewValueFlags are the options that take a value.
-var reviewValueFlags = map[string]bool{
-	"--repo": true, "--base-ref": true, "--scope": true, "--format": true, "--detail": true,
-	"--out": true, "--validate": true, "--validation": true, "--config": true, "--timeout": true,
-	"--budget": true, "--git-timeout": true, "--max-output-bytes": true, "--max-files": true,
+// reviewOptions are rowkit review's options: long only, each once except
+// the validations.
+var reviewOptions = []cli.Option{
+	{Long: []string{"repo"}, Value: true},
+	{Long: []string{"base-ref"}, Value: true},
+	{Long: []string{"scope"}, Value: true},
+	{Long: []string{"format"}, Value: true},
+	{Long: []string{"detail"}, Value: true},
+	{Long: []string{"out"}, Value: true},
+	{Long: []string{"validate"}, Value: true, Repeat: true},
+	{Long: []string{"validation"}, Value: true, Repeat: true},
+	{Long: []string{"config"}, Value: true},
+	{Long: []string{"allow-repo-config"}},
+	{Long: []string{"allow-repo-exec-config"}},
+	{Long: []string{"timeout"}, Value: true},
+	{Long: []string{"budget"}, Value: true},
+	{Long: []string{"git-timeout"}, Value: true},
+	{Long: []string{"max-output-bytes"}, Value: true},
+	{Long: []string{"max-files"}, Value: true},
+	{Long: []string{"exit-zero"}},
+	{Long: []string{"debug"}},
 }
 
 type flags struct {
@@ -183,11 +202,7 @@ func runReview(ctx context.Context, env *cli.Env, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	// Validations run in their own process groups, out of reach of the
-	// terminal's Ctrl-C: an interrupt is passed on to them (SIGTERM, then
-	// SIGKILL) before rowkit ends.
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	f.o.Dir, f.o.LookupEnv = env.Dir, env.LookupEnv
 	defer func() {
 		if p := recover(); p != nil {
 			msg := fmt.Sprint(p)
@@ -197,7 +212,7 @@ func runReview(ctx context.Context, env *cli.Env, args []string) (err error) {
 			err = reviewError(review.CodeInternal, msg, "please report this")
 		}
 	}()
-	if err := plan(f); err != nil {
+	if err := plan(env, f); err != nil {
 		return err
 	}
 	r, err := review.Inspect(ctx, f.o)
@@ -215,7 +230,7 @@ func runReview(ctx context.Context, env *cli.Env, args []string) (err error) {
 	if f.out == "-" {
 		_, err = env.Stdout.Write(out)
 	} else {
-		err = writeOut(f.out, out)
+		err = writeOut(env.Path(f.out), out)
 	}
 	if errors.Is(err, syscall.ENXIO) {
 		return reviewError(review.CodeUsage, fmt.Sprintf("writing the report to %s: a FIFO with no reader", f.out), "")
@@ -228,14 +243,14 @@ func runReview(ctx context.Context, env *cli.Env, args []string) (err error) {
 
 // plan turns --validate and --validation into authorised commands and
 // decides which config is read.
-func plan(f *flags) error {
+func plan(env *cli.Env, f *flags) error {
 	var cfg *review.Config
 	var err error
 	repoCfg := filepath.Join(f.o.Repo, review.RepoConfigName)
-	_, statErr := os.Stat(repoCfg)
+	_, statErr := os.Stat(env.Path(repoCfg))
 	switch {
 	case f.config != "":
-		if cfg, err = review.LoadConfig(f.config); err != nil {
+		if cfg, err = review.LoadConfig(env.Dir, f.config); err != nil {
 			return err
 		}
 		if statErr == nil {
@@ -243,7 +258,7 @@ func plan(f *flags) error {
 				Message: "the repository's " + review.RepoConfigName + " was ignored in favour of --config"})
 		}
 	case f.allowRepo && statErr == nil:
-		if cfg, err = review.LoadConfig(repoCfg); err != nil {
+		if cfg, err = review.LoadConfig(env.Dir, repoCfg); err != nil {
 			return err
 		}
 		f.o.Diagnostics = append(f.o.Diagnostics, review.Diagnostic{Code: "W_REPO_CONFIG_USED", Severity: "warning",
@@ -278,92 +293,70 @@ func plan(f *flags) error {
 func parseFlags(args []string) (*flags, error) {
 	f := &flags{format: "markdown", out: "-", timeout: review.DefaultTimeout}
 	f.o.Detail = review.DetailFull
-	seen := map[string]bool{}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		name, val, hasVal := strings.Cut(a, "=")
-		if !strings.HasPrefix(name, "--") || len(name) == 2 {
-			if a == "-h" {
-				name = "--help"
-			} else {
-				return nil, reviewError(review.CodeUsage, fmt.Sprintf("unexpected argument %q", a), "options start with --; the repository is --repo PATH")
-			}
-		}
-		boolean := map[string]*bool{"--allow-repo-config": &f.allowRepo, "--allow-repo-exec-config": &f.o.AllowRepoExecConfig,
-			"--exit-zero": &f.exitZero, "--debug": &f.debug}
-		if name == "--help" {
-			return nil, reviewError(review.CodeUsage, "see 'rowkit help review' for the options", "")
-		}
-		if p, ok := boolean[name]; ok {
-			if hasVal {
-				return nil, reviewError(review.CodeUsage, name+" takes no value", "")
-			}
-			*p = true
-			continue
-		}
-		if !reviewValueFlags[name] {
-			return nil, reviewError(review.CodeUsage, fmt.Sprintf("unknown option %s", name), "see 'rowkit help review'")
-		}
-		if !hasVal {
-			if i+1 >= len(args) {
-				return nil, reviewError(review.CodeUsage, name+" needs a value", "")
-			}
-			i++
-			val = args[i]
-		}
-		repeatable := name == "--validate" || name == "--validation"
-		if seen[name] && !repeatable {
-			return nil, reviewError(review.CodeUsage, name+" given twice", "")
-		}
-		seen[name] = true
+	ops, err := cli.Parse("review", reviewOptions, args, func(a cli.Arg) error {
+		name, val := a.Spelled, a.Value
 		var err error
-		switch name {
-		case "--repo":
+		switch a.Long[0] {
+		case "allow-repo-config":
+			f.allowRepo = true
+		case "allow-repo-exec-config":
+			f.o.AllowRepoExecConfig = true
+		case "exit-zero":
+			f.exitZero = true
+		case "debug":
+			f.debug = true
+		case "repo":
 			f.o.Repo = val
-		case "--base-ref":
+		case "base-ref":
 			if err := review.CheckRef(val); err != nil {
-				return nil, err
+				return err
 			}
 			f.o.BaseRef = val
-		case "--scope":
+		case "scope":
 			f.o.Scopes, err = parseReviewScopes(val)
-		case "--format":
+		case "format":
 			if val != "markdown" && val != "json" {
 				err = reviewError(review.CodeUsage, fmt.Sprintf("--format %q: want markdown or json", val), "")
 			}
 			f.format = val
-		case "--detail":
+		case "detail":
 			if val != review.DetailFull && val != review.DetailSummary {
 				err = reviewError(review.CodeUsage, fmt.Sprintf("--detail %q: want full or summary", val), "")
 			}
 			f.o.Detail = val
-		case "--out":
+		case "out":
 			if val == "" {
 				err = reviewError(review.CodeUsage, "--out is empty", "use - for stdout")
 			}
 			f.out = val
-		case "--validate":
+		case "validate":
 			f.steps = append(f.steps, step{cmd: val})
-		case "--validation":
+		case "validation":
 			f.steps = append(f.steps, step{name: val})
-		case "--config":
+		case "config":
 			f.config = val
-		case "--timeout":
+		case "timeout":
 			f.timeout, err = reviewMillis(name, val)
-		case "--budget":
+		case "budget":
 			f.o.TotalBudget, err = reviewMillis(name, val)
-		case "--git-timeout":
+		case "git-timeout":
 			f.o.GitTimeout, err = reviewMillis(name, val)
-		case "--max-output-bytes":
+		case "max-output-bytes":
 			f.o.MaxOutputBytes, err = reviewCount(name, val, 64)
-		case "--max-files":
+		case "max-files":
 			f.o.MaxFiles, err = reviewCount(name, val, 1)
-		default:
-			err = reviewError(review.CodeUsage, fmt.Sprintf("unknown option %s", name), "see 'rowkit help review'")
 		}
-		if err != nil {
-			return nil, err
-		}
+		return err
+	})
+	if e, ok := errs.As(err); ok && e.Code == errs.Usage {
+		// The shared parser's usage error, in review's own codes.
+		return nil, reviewError(review.CodeUsage, e.Msg, e.Hint)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(ops) > 0 {
+		return nil, reviewError(review.CodeUsage, fmt.Sprintf("unexpected argument %q", ops[0]), "options start with --; the repository is --repo PATH")
 	}
 	if f.o.Repo == "" {
 		return nil, reviewError(review.CodeUsage, "--repo is required", "e.g. rowkit review --repo .")

@@ -39,7 +39,7 @@ func TestReviewReportExit(t *testing.T) {
 		}
 		if err != nil {
 			var stderr bytes.Buffer
-			if code := failReview(&cli.Env{Stderr: &stderr}, err); code != c.want || stderr.String() != c.line {
+			if code := failReview(&cli.Env{Stderr: &stderr, Name: "rowkit review"}, err); code != c.want || stderr.String() != c.line {
 				t.Errorf("%+v: printed %q exit %d", c.r.Validations, stderr.String(), code)
 			}
 		}
@@ -63,13 +63,13 @@ func TestReviewFailWording(t *testing.T) {
 			"rowkit review: E_GIT_TIMEOUT: git diff took longer than 1s (inspect a smaller repository or raise --git-timeout)\n", 4},
 	} {
 		var stderr bytes.Buffer
-		if code := failReview(&cli.Env{Stderr: &stderr}, c.err); code != c.exit || stderr.String() != c.line {
+		if code := failReview(&cli.Env{Stderr: &stderr, Name: "rowkit review"}, c.err); code != c.exit || stderr.String() != c.line {
 			t.Errorf("got %q exit %d, want %q exit %d", stderr.String(), code, c.line, c.exit)
 		}
 	}
 	_, err := review.Tokenize("a;b")
 	var stderr bytes.Buffer
-	failReview(&cli.Env{Stderr: &stderr}, err)
+	failReview(&cli.Env{Stderr: &stderr, Name: "rowkit review"}, err)
 	if !strings.HasPrefix(stderr.String(), `rowkit review: E_USAGE: --validate "a;b": shell metacharacter ';' at position 2`) {
 		t.Errorf("got %q", stderr.String())
 	}

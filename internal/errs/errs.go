@@ -83,6 +83,12 @@ func IncompleteTokens(limit int) *Error {
 	return Errorf(Incomplete, "%s-token limit reached", thousands(limit))
 }
 
+// IncompleteBytes is the error of a result cut short by a byte ceiling of
+// limit bytes on the whole output; what fit has been delivered.
+func IncompleteBytes(limit int) *Error {
+	return Errorf(Incomplete, "%s-byte output limit reached", thousands(limit))
+}
+
 func thousands(n int) string {
 	s := fmt.Sprint(n)
 	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {

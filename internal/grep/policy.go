@@ -2,6 +2,7 @@ package grep
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -218,36 +219,13 @@ var Options = []Option{
 	{Long: []string{"binary"}, Action: Reject, Why: "searches binary files; " + whyTransform},
 	{Long: []string{"encoding"}, Short: 'E', Value: true, Action: Reject, Why: "transcodes files (regexes need no GNU -E); " + whyTransform},
 
-	// Informational.
-	{Long: []string{"help"}, Short: 'h', Action: Reject, Why: "informational; see 'rowkit help grep'"},
+	// Informational (-h/--help is every command's: it prints 'rowkit help
+	// grep').
 	{Long: []string{"version"}, Short: 'V', Action: Reject, Why: whyInfo},
 	{Long: []string{"type-list"}, Action: Reject, Why: whyInfo},
 	{Long: []string{"pcre2-version"}, Action: Reject, Why: whyInfo},
 	{Long: []string{"debug"}, Action: Reject, Why: whyInfo},
 	{Long: []string{"trace"}, Action: Reject, Why: whyInfo},
-}
-
-var (
-	byLong  = map[string]*Option{}
-	byShort = map[byte]*Option{}
-)
-
-func init() {
-	for i := range Options {
-		o := &Options[i]
-		for _, l := range o.Long {
-			if byLong[l] != nil {
-				panic("grep: duplicate option --" + l)
-			}
-			byLong[l] = o
-		}
-		if o.Short != 0 {
-			if byShort[o.Short] != nil {
-				panic("grep: duplicate option -" + string(o.Short))
-			}
-			byShort[o.Short] = o
-		}
-	}
 }
 
 // Plan is a checked command line, split into what ripgrep gets as options
@@ -323,134 +301,76 @@ func (p *Plan) args(file, path func(string) (string, error), own ...string) ([]s
 	return args, nil
 }
 
-// Parse applies the policy to hgrep's argv (without the program name),
-// reading it as ripgrep does: short flags cluster (-iw), a short option's
-// value may follow it in the same word (-A1, -A=1) or the next, a long
-// option's value follows "=" or comes next, options may follow
-// positionals, and "--" ends the options. A rejected or unknown option is a
-// usage error naming it; ripgrep never sees it.
-func Parse(argv []string) (*Plan, error) {
-	plan := &Plan{}
-	var pos []string
-	patterns := false // -e or -f given: every positional is a path
-	unrestricted := 0
-	use := func(o *Option, spelled, value string) error {
-		switch o.Action {
-		case Reject:
-			return rejectErr(o, spelled)
-		case Drop:
-			return nil
-		}
-		switch {
-		case o.Short == 'u':
-			if unrestricted++; unrestricted > 2 {
-				return usageErr("%s is rejected: a third -u means --binary, which searches binary files; %s", spelled, whyTransform)
-			}
-		case o.Short == 'e':
-			patterns = true
-		case o.Short == 'f':
-			patterns = true
-			if value == "-" {
-				return usageErr("%s - is rejected: reading patterns from standard input is not possible; %s", spelled, whyStdin)
-			}
-			plan.PatternFiles = append(plan.PatternFiles, value)
-			return nil
-		case o.Long[0] == "ignore-file":
-			plan.IgnoreFiles = append(plan.IgnoreFiles, value)
-			return nil
-		case o.Group == "context":
-			n, err := contextValue(spelled, value)
-			if err != nil {
-				return err
-			}
-			switch o.Short {
-			case 'A':
-				plan.After = n
-			case 'B':
-				plan.Before = n
-			default:
-				plan.Before, plan.After = n, n
-			}
-			return nil
-		case o.Short == 'L':
-			plan.Follow = true
-		case o.Long[0] == "no-follow":
-			plan.Follow = false
-		}
-		if o.Value {
-			plan.Options = append(plan.Options, "--"+o.Long[0]+"="+value)
-		} else {
-			plan.Options = append(plan.Options, "--"+o.Long[0])
-		}
+// Planner builds a Plan from options already split from their values, in
+// command-line order: the command line's parser (cli.Parse, in the hgrep
+// adapter) or a Query hands them over one by one, and the Planner applies
+// the policy to each.
+type Planner struct {
+	plan         Plan
+	patterns     bool // -e or -f given: every positional is a path
+	unrestricted int
+}
+
+// Use applies o, an option of Options spelled as the user wrote it, with
+// its value. A rejected option is a usage error naming it and why.
+func (b *Planner) Use(o *Option, spelled, value string) error {
+	plan := &b.plan
+	switch o.Action {
+	case Reject:
+		return rejectErr(o, spelled)
+	case Drop:
 		return nil
 	}
-	for i := 0; i < len(argv); i++ {
-		a := argv[i]
-		switch {
-		case a == "--":
-			pos = append(pos, argv[i+1:]...)
-			i = len(argv)
-		case strings.HasPrefix(a, "--"):
-			name, value, hasValue := strings.Cut(a[2:], "=")
-			o := byLong[name]
-			if o == nil {
-				return nil, unknownErr("--" + name)
-			}
-			spelled := "--" + name
-			if o.Action == Reject {
-				return nil, rejectErr(o, spelled)
-			}
-			if !o.Value && hasValue {
-				return nil, usageErr("%s takes no value (got %s)", spelled, quote(a))
-			}
-			if o.Value && !hasValue {
-				if i+1 == len(argv) {
-					return nil, usageErr("%s needs a value", spelled)
-				}
-				i++
-				value = argv[i]
-			}
-			if err := use(o, spelled, value); err != nil {
-				return nil, err
-			}
-		case len(a) > 1 && a[0] == '-':
-			for j := 1; j < len(a); j++ {
-				o := byShort[a[j]]
-				if o == nil {
-					return nil, unknownErr(shortName(a, j))
-				}
-				spelled := "-" + string(a[j])
-				if !o.Value {
-					if err := use(o, spelled, ""); err != nil {
-						return nil, err
-					}
-					continue
-				}
-				if o.Action == Reject {
-					return nil, rejectErr(o, spelled)
-				}
-				value := a[j+1:]
-				switch {
-				case value != "":
-					// ripgrep reads -A=1 as -A 1.
-					value = strings.TrimPrefix(value, "=")
-				case i+1 == len(argv):
-					return nil, usageErr("%s needs a value", spelled)
-				default:
-					i++
-					value = argv[i]
-				}
-				if err := use(o, spelled, value); err != nil {
-					return nil, err
-				}
-				break
-			}
-		default:
-			pos = append(pos, a)
+	switch {
+	case o.Short == 'u':
+		if b.unrestricted++; b.unrestricted > 2 {
+			return usageErr("%s is rejected: a third -u means --binary, which searches binary files; %s", spelled, whyTransform)
 		}
+	case o.Short == 'e':
+		b.patterns = true
+	case o.Short == 'f':
+		b.patterns = true
+		if value == "-" {
+			return usageErr("%s - is rejected: reading patterns from standard input is not possible; %s", spelled, whyStdin)
+		}
+		plan.PatternFiles = append(plan.PatternFiles, value)
+		return nil
+	case o.Long[0] == "ignore-file":
+		plan.IgnoreFiles = append(plan.IgnoreFiles, value)
+		return nil
+	case o.Group == "context":
+		n, err := contextValue(spelled, value)
+		if err != nil {
+			return err
+		}
+		switch o.Short {
+		case 'A':
+			plan.After = n
+		case 'B':
+			plan.Before = n
+		default:
+			plan.Before, plan.After = n, n
+		}
+		return nil
+	case o.Short == 'L':
+		plan.Follow = true
+	case o.Long[0] == "no-follow":
+		plan.Follow = false
 	}
+	if o.Value {
+		plan.Options = append(plan.Options, "--"+o.Long[0]+"="+value)
+	} else {
+		plan.Options = append(plan.Options, "--"+o.Long[0])
+	}
+	return nil
+}
+
+// Finish takes the positionals: the pattern, unless -e or -f gave the
+// patterns, then the paths. It returns the plan.
+func (b *Planner) Finish(pos []string) (*Plan, error) {
+	plan := &b.plan
 	plan.Paths = pos
-	if !patterns {
+	if !b.patterns {
 		if len(pos) == 0 {
 			return nil, usageErr("missing PATTERN; usage: hgrep [OPTIONS] PATTERN [PATH ...]")
 		}
@@ -465,6 +385,17 @@ func Parse(argv []string) (*Plan, error) {
 		}
 	}
 	return plan, nil
+}
+
+// Lookup returns the option of Options with the long name name (without
+// "--"), or nil.
+func Lookup(name string) *Option {
+	for i := range Options {
+		if slices.Contains(Options[i].Long, name) {
+			return &Options[i]
+		}
+	}
+	return nil
 }
 
 // MaxContext bounds a context value: more rows than any output admits,
@@ -484,15 +415,6 @@ func contextValue(spelled, value string) (int, error) {
 	return n, nil
 }
 
-// shortName names the unknown short option at a[j], showing the word it
-// came in when it was part of a cluster.
-func shortName(a string, j int) string {
-	if len(a) == 2 {
-		return a
-	}
-	return fmt.Sprintf("-%c (in %s)", a[j], a)
-}
-
 func usageErr(format string, args ...any) error {
 	return errs.Usagef(format, args...)
 }
@@ -503,10 +425,6 @@ func rejectErr(o *Option, spelled string) error {
 		name += " (" + full + ")"
 	}
 	return usageErr("%s is rejected: %s", name, o.Why)
-}
-
-func unknownErr(spelled string) error {
-	return usageErr("%s is not an option hgrep accepts (see 'rowkit help grep')", printable(spelled))
 }
 
 // PolicyHelp documents the table for 'rowkit help grep'.

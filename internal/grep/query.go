@@ -21,37 +21,43 @@ type Query struct {
 	MaxCount int      `json:"max_count,omitempty" jsonschema:"stop searching a file after this many matching lines; 0 means no limit"`
 }
 
-// Plan checks q and returns its plan: the argv a person would type for it,
-// parsed by Parse.
+// Plan checks q and returns its plan: the options a person would type for
+// it, applied by a Planner as the command line's are.
 func (q *Query) Plan() (*Plan, error) {
 	if len(q.Patterns) == 0 {
 		return nil, errs.Usagef("a query needs at least one pattern")
 	}
-	var argv []string
+	var b Planner
+	var err error
+	use := func(long, value string) {
+		if err == nil {
+			err = b.Use(Lookup(long), "--"+long, value)
+		}
+	}
 	for _, p := range q.Patterns {
-		argv = append(argv, "--regexp="+p)
+		use("regexp", p)
 	}
 	for _, g := range q.Globs {
-		argv = append(argv, "--glob="+g)
+		use("glob", g)
 	}
 	for _, t := range q.Types {
-		argv = append(argv, "--type="+t)
+		use("type", t)
 	}
 	switch q.Case {
 	case "", "sensitive":
-		argv = append(argv, "--case-sensitive")
+		use("case-sensitive", "")
 	case "smart":
-		argv = append(argv, "--smart-case")
+		use("smart-case", "")
 	case "insensitive":
-		argv = append(argv, "--ignore-case")
+		use("ignore-case", "")
 	default:
 		return nil, errs.Usagef("case %s is not smart, sensitive or insensitive", quote(q.Case))
 	}
 	if q.Fixed {
-		argv = append(argv, "--fixed-strings")
+		use("fixed-strings", "")
 	}
 	if q.Word {
-		argv = append(argv, "--word-regexp")
+		use("word-regexp", "")
 	}
 	if q.Context < 0 || q.MaxCount < 0 {
 		return nil, errs.Usagef("context and max_count must not be negative")
@@ -60,11 +66,13 @@ func (q *Query) Plan() (*Plan, error) {
 		return nil, errs.Usagef("context %d is more than any output admits; the most is %d rows", q.Context, MaxContext)
 	}
 	if q.Context > 0 {
-		argv = append(argv, "--context="+strconv.Itoa(q.Context))
+		use("context", strconv.Itoa(q.Context))
 	}
 	if q.MaxCount > 0 {
-		argv = append(argv, "--max-count="+strconv.Itoa(q.MaxCount))
+		use("max-count", strconv.Itoa(q.MaxCount))
 	}
-	argv = append(append(argv, "--"), q.Paths...)
-	return Parse(argv)
+	if err != nil {
+		return nil, err
+	}
+	return b.Finish(q.Paths)
 }

@@ -79,7 +79,7 @@ func TestQuerySearch(t *testing.T) {
 			t.Fatal(err)
 		}
 		plan.Options = append(plan.Options, "--sort=path")
-		res, err := Collect(context.Background(), plan, Config{Root: root})
+		res, err := Collect(context.Background(), plan, Config{Root: root, LookupEnv: os.LookupEnv})
 		if err != nil || !res.Complete {
 			t.Fatalf("%+v: %+v, %v", tc.q, res, err)
 		}
@@ -113,11 +113,11 @@ func TestCollectorMatchesPrinter(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, argv := range [][]string{{"needle", "small.txt"}, {"-C1", "needle \\d*0 ", "big.txt"}, {"-j1", "needle", "."}} {
-		plan, err := Parse(argv)
+		plan, err := parse(argv)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Collect(context.Background(), plan, Config{Dir: dir})
+		res, err := Collect(context.Background(), plan, Config{Dir: dir, LookupEnv: os.LookupEnv})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +126,7 @@ func TestCollectorMatchesPrinter(t *testing.T) {
 		for _, r := range res.Rows {
 			fromRecords = rows.AppendPrinted(fromRecords, rows.Row{Path: r.Path, Line: r.Line, Text: []byte(r.Text)})
 		}
-		if string(fromRecords) != printed || res.Complete != (perr == nil) || errs.Code(res.Err(rows.Budget{})) != errs.Code(perr) {
+		if string(fromRecords) != printed || res.Complete != (perr == nil) || errs.Code(res.Err()) != errs.Code(perr) {
 			t.Errorf("%q: collector %d bytes complete %v, printer %d bytes err %v", argv, len(fromRecords), res.Complete, len(printed), perr)
 		}
 		if wantComplete := i == 0; res.Complete != wantComplete {

@@ -38,11 +38,11 @@ func TestSearchConfined(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(argv ...string) (string, *Result, error) {
-		plan, err := Parse(argv)
+		plan, err := parse(argv)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Collect(context.Background(), plan, Config{Root: root, Dir: outside})
+		res, err := Collect(context.Background(), plan, Config{Root: root, Dir: outside, LookupEnv: os.LookupEnv})
 		var out []byte
 		if res != nil {
 			for _, r := range res.Rows {
@@ -114,11 +114,11 @@ func TestSearchConfinedIgnoreLinkSilent(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, argv := range [][]string{{"needle"}, {"needle", "sub"}, {"--ignore-messages", "needle", "sub"}, {"needle", "sub/x.md"}} {
-		plan, err := Parse(argv)
+		plan, err := parse(argv)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Collect(context.Background(), plan, Config{Root: root})
+		res, err := Collect(context.Background(), plan, Config{Root: root, LookupEnv: os.LookupEnv})
 		if err != nil || len(res.Rows) == 0 {
 			t.Fatalf("%q: %+v, %v", argv, res, err)
 		}
@@ -127,8 +127,8 @@ func TestSearchConfinedIgnoreLinkSilent(t *testing.T) {
 		}
 	}
 	// Unconfined, ripgrep's message stands (hgrep is rg).
-	plan, _ := Parse([]string{"needle", "sub"})
-	res, err := Collect(context.Background(), plan, Config{Dir: dir})
+	plan, _ := parse([]string{"needle", "sub"})
+	res, err := Collect(context.Background(), plan, Config{Dir: dir, LookupEnv: os.LookupEnv})
 	if err != nil || res.Incomplete == nil || !strings.Contains(res.Incomplete.Message, "TOPSECRET") {
 		t.Errorf("unconfined: %+v, %v; want ripgrep's message", res, err)
 	}

@@ -55,8 +55,12 @@ type Config struct {
 	// Dir is the working directory of an unconfined search: the base of
 	// relative paths. Ignored with a Root.
 	Dir string
-	// Budget is the token budget of the sink, which bounds the longest row
-	// worth reading and names the limit in the result. Zero: DefaultBudget.
+	// LookupEnv finds the caller's environment variables: ripgrep keeps
+	// PATH, HOME and XDG_CONFIG_HOME of it and is found on its PATH. Nil
+	// is an empty environment, in which rg is not found.
+	LookupEnv func(key string) (string, bool)
+	// Budget is the budget of the sink, which bounds the longest row worth
+	// reading. Zero: DefaultBudget.
 	Budget rows.Budget
 }
 
@@ -81,12 +85,9 @@ type Reason struct {
 
 // Err returns the result's incompleteness as an error (nil when complete),
 // as the CLI reports it.
-func (r *Result) Err(b rows.Budget) error {
+func (r *Result) Err() error {
 	if r == nil || r.Incomplete == nil {
 		return nil
-	}
-	if r.Incomplete.Code == errs.Incomplete {
-		return errs.IncompleteTokens(budget(b).Limit)
 	}
 	return errs.New(r.Incomplete.Code, r.Incomplete.Message)
 }
@@ -174,7 +175,7 @@ func Search(ctx context.Context, plan *Plan, cfg Config, sink rows.Sink) (*Resul
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	stderr := &proc.Limit{Max: maxStderr}
-	p, err := proc.Start(ctx, proc.Spec{Path: "rg", Args: args, Dir: dir, Env: proc.Env(envAllow), Stderr: stderr, Grace: killDelay})
+	p, err := proc.Start(ctx, proc.Spec{Path: "rg", Args: args, Dir: dir, Env: proc.Env(cfg.LookupEnv, envAllow), Stderr: stderr, Grace: killDelay})
 	if errors.Is(err, proc.ErrNotFound) {
 		return nil, errs.Errorf(CodeRgMissing, "ripgrep (rg) is not on PATH; install it (e.g. apt-get install ripgrep)")
 	}
@@ -201,7 +202,7 @@ func Search(ctx context.Context, plan *Plan, cfg Config, sink rows.Sink) (*Resul
 	switch {
 	case st.full:
 		result.Complete = false
-		result.Incomplete = &Reason{Code: errs.Incomplete, Message: errs.IncompleteTokens(b.Limit).Msg}
+		result.Incomplete = &Reason{Code: errs.Incomplete, Message: rows.Incomplete(sink).Msg}
 		return result, nil
 	case ctx.Err() != nil:
 		return result, errs.Errorf(CodeCancelled, "the search was cancelled")

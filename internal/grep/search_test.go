@@ -22,18 +22,18 @@ import (
 // search runs hgrep's engine with argv in dir against the real rg.
 func search(t *testing.T, dir string, argv ...string) (string, error) {
 	t.Helper()
-	plan, err := Parse(argv)
+	plan, err := parse(argv)
 	if err != nil {
 		t.Fatalf("Parse(%q): %v", argv, err)
 	}
 	var out bytes.Buffer
 	p := rows.NewPrinter(&out, rows.DefaultBudget)
-	res, err := Search(context.Background(), plan, Config{Dir: dir}, p)
+	res, err := Search(context.Background(), plan, Config{Dir: dir, LookupEnv: os.LookupEnv}, p)
 	if ferr := p.Flush(); ferr != nil {
 		t.Fatal(ferr)
 	}
 	if err == nil {
-		err = res.Err(rows.DefaultBudget)
+		err = res.Err()
 	}
 	return out.String(), err
 }
@@ -254,16 +254,16 @@ func FuzzEvents(f *testing.F) {
 // escaped; the rest of the search goes on and the result says so.
 func TestSearchSkipsNonUTF8Names(t *testing.T) {
 	dir := files(t, map[string]string{"bad\xff\x1b[2J.txt": "needle\n", "good.txt": "needle\n", "z.txt": "needle\n"})
-	plan, err := Parse([]string{"--sort=path", "needle"})
+	plan, err := parse([]string{"--sort=path", "needle"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Collect(context.Background(), plan, Config{Dir: dir})
+	res, err := Collect(context.Background(), plan, Config{Dir: dir, LookupEnv: os.LookupEnv})
 	if err != nil || res.Complete || len(res.Rows) != 2 || res.Incomplete == nil || res.Incomplete.Code != CodeNotUTF8 ||
 		len(res.Skipped) != 1 || !strings.HasPrefix(res.Skipped[0], `"bad\xff\x1b[2J.txt"`) || strings.ContainsAny(res.Incomplete.Message, "\x1b\xff") {
 		t.Errorf("got %+v, %v", res, err)
 	}
-	if e := res.Err(rows.Budget{}); errs.Code(e) != CodeNotUTF8 || errs.ExitCode(e) != 1 {
+	if e := res.Err(); errs.Code(e) != CodeNotUTF8 || errs.ExitCode(e) != 1 {
 		t.Errorf("Err() = %v", e)
 	}
 }
@@ -323,7 +323,7 @@ func TestSearchCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
-	plan, err := Parse([]string{"needle"})
+	plan, err := parse([]string{"needle"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +341,7 @@ func TestSearchCancelled(t *testing.T) {
 		}
 	}()
 	start := time.Now()
-	_, err = Search(ctx, plan, Config{Dir: t.TempDir()}, rows.NewCollector(rows.DefaultBudget))
+	_, err = Search(ctx, plan, Config{Dir: t.TempDir(), LookupEnv: os.LookupEnv}, rows.NewCollector(rows.DefaultBudget))
 	if errs.Code(err) != errs.Cancelled || time.Since(start) > 10*time.Second {
 		t.Fatalf("err %v after %v, want cancelled", err, time.Since(start))
 	}

@@ -94,6 +94,10 @@ type Options struct {
 	// is opened through the root. Without it the path is opened as the
 	// user's shell would, like cat.
 	Root *workspace.Root
+	// Dir is the base of a relative path without a Root: the caller's
+	// working directory. Messages name the path as given. Empty: the
+	// path is opened as it is.
+	Dir string
 }
 
 // Read pushes the rows of path within r to sink, in order, and validates
@@ -102,7 +106,7 @@ type Options struct {
 // any other error the rows already pushed must be discarded: a caller that
 // prints them holds them back until Read returns (see cmd.Hread).
 func Read(ctx context.Context, path string, r Range, sink rows.Sink, o Options) error {
-	f, name, err := open(path, o.Root)
+	f, name, err := open(path, o.Root, o.Dir)
 	if err != nil {
 		return err
 	}
@@ -187,13 +191,18 @@ func Collect(ctx context.Context, path string, r Range, b rows.Budget, o Options
 // open opens path for reading only if it is a regular file, without
 // blocking on a FIFO; under a root, through the root. It returns the name
 // to use in messages.
-func open(path string, root *workspace.Root) (*os.File, string, error) {
+func open(path string, root *workspace.Root, dir string) (*os.File, string, error) {
 	if root != nil {
 		clean, f, _, err := root.OpenFile(path)
 		return f, errs.Name(clean), err
 	}
 	name := errs.Name(path)
-	f, _, err := regfile.Open(os.Stat, os.OpenFile, path)
+	at := path
+	if dir != "" && !strings.HasPrefix(path, "/") {
+		// Not filepath.Join: cleaning "link/../x" could name another file.
+		at = dir + "/" + path
+	}
+	f, _, err := regfile.Open(os.Stat, os.OpenFile, at)
 	if e, ok := regfile.AsNotRegular(err); ok {
 		return nil, name, errs.Errorf(CodeNotRegular, "%s is %s; hread reads regular files only", name, e.Kind())
 	}

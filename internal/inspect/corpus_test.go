@@ -67,7 +67,7 @@ func run(t *testing.T, prog string, args ...string) string {
 	t.Helper()
 	var out bytes.Buffer
 	res, err := proc.Run(context.Background(), proc.Spec{Path: prog, Args: args, Dir: os.TempDir(),
-		Env: proc.Env([]string{"PATH", "HOME"}), Stdout: &out, Timeout: time.Minute})
+		Env: proc.Env(os.LookupEnv, []string{"PATH", "HOME"}), Stdout: &out, Timeout: time.Minute})
 	if err != nil || res.Exit != 0 {
 		t.Fatalf("%s %v: exit %d, %v (install it; scripts/test does)", prog, args, res.Exit, err)
 	}

@@ -93,12 +93,27 @@ type Result struct {
 // NewResult wraps d in a result whose encoding fits MaxOutputBytes, keeping
 // the longest complete prefix of the outline that fits. It fails with
 // CodeOutputLimit when not even an empty outline fits.
-func NewResult(d Data) (*Result, error) {
+func NewResult(d Data) (*Result, error) { return newResult(d, MaxOutputBytes, false) }
+
+// Within returns r bounded to max bytes instead (a caller's tighter bound,
+// such as an agent's shell output limit): the longest prefix of r's outline
+// that fits with the truncation note. A max of 0 or at least
+// MaxOutputBytes returns r.
+func (r *Result) Within(max int) (*Result, error) {
+	if max <= 0 || max >= MaxOutputBytes || r.size() <= max {
+		return r, nil
+	}
+	return newResult(r.Data, max, r.Truncated)
+}
+
+// newResult is NewResult within max bytes; cut says d's outline is already
+// a cut one, whose note must stay.
+func newResult(d Data, max int, cut bool) (*Result, error) {
 	if d.Outline == nil {
 		d.Outline = []Entry{}
 	}
 	r := &Result{OK: true, Data: d}
-	if r.size() <= MaxOutputBytes {
+	if !cut && r.size() <= max {
 		return r, nil
 	}
 	// Measure every entry once and find the longest prefix that fits with
@@ -106,8 +121,8 @@ func NewResult(d Data) (*Result, error) {
 	r.Data.Outline = []Entry{}
 	r.Truncated, r.Truncation = true, &Truncation{Reason: "output_bytes"}
 	fixed := r.size() - len(strconv.Itoa(0))
-	if fixed+1 > MaxOutputBytes {
-		return nil, errs.New(CodeOutputLimit, "not even an empty outline fits in 65,536 bytes")
+	if fixed+1 > max {
+		return nil, errs.Errorf(CodeOutputLimit, "not even an empty outline fits in %s bytes", thousands(max))
 	}
 	n, size := 0, fixed+1 // +1: the count has at least one digit
 	var buf []byte
@@ -118,7 +133,7 @@ func NewResult(d Data) (*Result, error) {
 			grow++ // the comma
 		}
 		digits := len(strconv.Itoa(i+1)) - len(strconv.Itoa(i))
-		if size+grow+digits > MaxOutputBytes {
+		if size+grow+digits > max {
 			break
 		}
 		size += grow + digits
@@ -130,6 +145,15 @@ func NewResult(d Data) (*Result, error) {
 }
 
 func (r *Result) size() int { return len(r.AppendJSON(make([]byte, 0, 1024))) }
+
+// thousands writes n with thousands separators, as messages name bounds.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
 
 // AppendJSON appends the document, one line ending in LF, to dst.
 func (r *Result) AppendJSON(dst []byte) []byte {

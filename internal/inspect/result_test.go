@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -97,5 +98,50 @@ func TestOutputLimit(t *testing.T) {
 	if !json.Valid(b) || !bytes.HasPrefix(b, []byte(`{"ok":false,"path":"ppp`)) ||
 		!bytes.HasSuffix(b, []byte(`","error":{"code":"output_limit","message":"not even an empty outline fits in 65,536 bytes"}}`+"\n")) {
 		t.Errorf("failure document: %s", b)
+	}
+}
+
+// Within keeps the longest prefix of the outline that fits a tighter bound,
+// and a cut outline stays marked cut.
+func TestResultWithin(t *testing.T) {
+	var src strings.Builder
+	src.WriteString("package p\n")
+	for i := range 3000 {
+		fmt.Fprintf(&src, "func F%04d() {}\n", i)
+	}
+	d, err := OutlineSource(context.Background(), "p.go", []byte(src.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := NewResult(d)
+	if err != nil || !full.Truncated {
+		t.Fatalf("the fixture must pass 64 KiB: %v %v", err, full.Truncated)
+	}
+	for _, max := range []int{9600, 2000, 400} {
+		r, err := full.Within(max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := r.AppendJSON(nil)
+		n := len(r.Data.Outline)
+		if len(out) > max || !r.Truncated || r.Truncation.AfterEntries != n || n == 0 {
+			t.Fatalf("%d: %d bytes, %d entries, %+v", max, len(out), n, r.Truncation)
+		}
+		// The next entry would not have fit.
+		more := *r
+		more.Data.Outline = full.Data.Outline[:n+1]
+		more.Truncation = &Truncation{Reason: "output_bytes", AfterEntries: n + 1}
+		if len(more.AppendJSON(nil)) <= max {
+			t.Errorf("%d: entry %d would have fit", max, n+1)
+		}
+		checkSameJSON(t, out, r)
+	}
+	if _, err := full.Within(100); errs.Code(err) != CodeOutputLimit || !strings.Contains(err.Error(), "in 100 bytes") {
+		t.Errorf("%v", err)
+	}
+	// Not cut, and fits: as it is.
+	small, _ := NewResult(Data{Path: "a.go", Kind: KindCode, Outline: d.Outline[:2], ParseComplete: true})
+	if r, _ := small.Within(9600); r != small || r.Truncated {
+		t.Errorf("a result that fits was changed: %+v", r)
 	}
 }

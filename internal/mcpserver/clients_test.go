@@ -165,8 +165,10 @@ func testAgentClient(t *testing.T, c agentClient, bin, src string) {
 	twin := canon(t, t.TempDir()) // the same files, for the CLI's answers
 	write(t, filepath.Join(twin, "server.go"), string(original))
 	linkDir := t.TempDir()
-	if out, code := cli(t, ws, "link", linkDir); code != 0 {
-		t.Fatalf("rowkit link: %s", out)
+	// The real binary links its own path (in-process, it would be this
+	// test binary's).
+	if out, err := exec.Command(bin, "link", linkDir).CombinedOutput(); err != nil {
+		t.Fatalf("rowkit link: %v\n%s", err, out)
 	}
 	cfg := allowConfig(t, map[string][]string{"ok": {"true"}})
 	server := agenttest.MCPServer{Command: bin, Args: []string{"mcp", "--root", ws, "--config", cfg}}
@@ -319,7 +321,7 @@ func testAgentClient(t *testing.T, c agentClient, bin, src string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	same("outline", got("outline"), OutlineText(res))
+	same("outline", got("outline"), inspect.OutlineText(res))
 
 	// Failures: one line each.
 	refused := got("refused")

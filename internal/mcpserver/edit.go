@@ -24,14 +24,11 @@ const maxEditScript = MaxFrameBytes / 2
 var editBounds = patch.Bounds{Edits: 200, Failures: 50, Gofmt: 50, DiffBytes: 256 << 10}
 
 // EditDescription teaches the language in the tool's own description,
-// since the model writes it.
-const EditDescription = `Edits files (replace, insert, create, move, delete) with an HPATCH/2 script, all files at once or none (journalled). One command per line:
-  in PATH             select an existing file
-  new PATH            create a file and select it (then optionally: type VALUE, its initial content)
-  mv PATH | rm        move or delete the selected file
-  type TARGET VALUE   replace every span TARGET selects with VALUE ("" deletes)
-  add DEST VALUE      insert VALUE before DEST (a ROW, a text target, or EOF)
-TARGET is a verified row LINE:HASH (the whole line with its terminator), a range ROW..ROW, "TEXT" [N] (the first N exact matches) or ROW "TEXT" [N]. VALUE is a JSON string, or <<PATCH followed by literal lines and a line PATCH. A replacement without a final newline keeps the target's. Every target resolves against the files as they were when the script started. Copy LINE:HASH rows from read_file, search or inspect_file; a stale row is rejected with the current rows around it, usable in the next script. The report lists the files changed and the rows at each edit's edges, to chain the next edit; it is bounded by 15,000 tokens and says how many edits or failures it left out.`
+// since the model writes it: patch.Language, the one description every
+// surface shows, between the tool's own words.
+const EditDescription = "Edits files with an HPATCH/2 script, all files at once or none. Paths are relative to the first workspace root; " +
+	"copy LINE:HASH rows from read_file, search or inspect_file.\n\n" + patch.Language +
+	"\nThe report lists the files changed and the rows at each edit's edges, ready for the next script; it is bounded and says how many edits or failures it left out."
 
 func (s *Server) addEdit() {
 	in := mustSchema[EditInput]()
@@ -60,22 +57,10 @@ func (s *Server) edit(ctx context.Context, req *mcp.CallToolRequest, in EditInpu
 	if res == nil {
 		return nil, nil, err
 	}
-	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: editText(res, err)}}}
+	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: patch.Text(res, err, rows.DefaultBudget, "edit")}}}
 	res.Bound(editBounds)
 	// A rejected or rolled-back script is the engine's own result, with
 	// the reasons in failures; the call is an error all the same.
 	out.IsError = err != nil
 	return out, res, nil
-}
-
-// editText is what hpatch prints: the failures with their repair rows, or
-// the file actions and the rows at each edit's edges, or the diff.
-func editText(res *patch.Result, err error) string {
-	switch {
-	case len(res.Failures) > 0:
-		return patch.FailureReport(res.Failures, rows.DefaultBudget, "edit: ")
-	case err != nil:
-		return failureText(failureOf(err, nil))
-	}
-	return patch.Report(res, rows.DefaultBudget)
 }

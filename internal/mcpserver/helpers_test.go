@@ -145,6 +145,9 @@ func newTextServer(t testing.TB, o Options) *Server {
 	if o.Log == nil {
 		o.Log = &log
 	}
+	if o.LookupEnv == nil {
+		o.LookupEnv = os.LookupEnv
+	}
 	s, err := New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -286,8 +289,8 @@ var (
 	binErr  error
 )
 
-// rowkitBin builds the rowkit binary once per test run: the CLI side of the
-// parity tests and the server the end-to-end client launches.
+// rowkitBin builds the rowkit binary once per test run: the server the
+// end-to-end client launches and the signal test stops.
 func rowkitBin(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
@@ -308,22 +311,22 @@ func rowkitBin(t testing.TB) string {
 	return binPath
 }
 
-// cli runs the rowkit binary in dir and returns its stdout and exit code.
+// RunCLI runs a rowkit command line in dir in-process (cli.Call over the
+// command table) and returns its stdout, stderr and exit code. The command
+// table imports this package, so the external test package sets it
+// (inprocess_test.go).
+var RunCLI func(dir string, args ...string) (stdout, stderr []byte, code int)
+
+// cli runs the rowkit command args in dir, in-process, and returns its
+// stdout and exit code: the CLI side of the parity tests.
 func cli(t testing.TB, dir string, args ...string) ([]byte, int) {
 	t.Helper()
-	cmd := exec.Command(rowkitBin(t), args...)
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
+	if RunCLI == nil {
+		t.Fatal("RunCLI is not set: inprocess_test.go sets it")
 	}
-	if stdout.Len() == 0 {
-		t.Logf("rowkit %s: exit %d, stderr %s", strings.Join(args, " "), code, stderr.String())
+	stdout, stderr, code := RunCLI(dir, args...)
+	if len(stdout) == 0 {
+		t.Logf("rowkit %s: exit %d, stderr %s", strings.Join(args, " "), code, stderr)
 	}
-	return stdout.Bytes(), code
+	return stdout, code
 }

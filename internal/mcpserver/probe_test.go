@@ -71,7 +71,7 @@ func TestResultTypesThroughAddTool(t *testing.T) {
 	}
 
 	for _, detail := range []string{review.DetailSummary, review.DetailFull} {
-		rep, err := review.Inspect(ctx, review.Options{Root: root, Repo: ".", Detail: detail,
+		rep, err := review.Inspect(ctx, review.Options{Root: root, Repo: ".", Detail: detail, LookupEnv: os.LookupEnv,
 			Validations: []review.Planned{{ID: "v", Argv: []string{"echo", "<ok & fine>"}}}})
 		if err != nil {
 			t.Fatal(err)
@@ -95,7 +95,7 @@ func TestResultTypesThroughAddTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gr, err := grep.Collect(ctx, plan, grep.Config{Root: root})
+	gr, err := grep.Collect(ctx, plan, grep.Config{Root: root, LookupEnv: os.LookupEnv})
 	if err != nil {
 		t.Fatal(err)
 	}

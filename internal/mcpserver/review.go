@@ -115,6 +115,7 @@ func (s *Server) review(ctx context.Context, req *mcp.CallToolRequest, repoPath 
 	o.MaxFiles = review.ServerMaxFiles
 	o.MaxOutputBytes = review.ServerMaxOutputBytes
 	o.MaxTotalOutputBytes = review.ServerMaxTotalOutputBytes
+	o.LookupEnv = s.env
 	rep, err := review.Inspect(ctx, o)
 	if err != nil {
 		return nil, nil, withPath(repoPath, err)

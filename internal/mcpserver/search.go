@@ -79,28 +79,9 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in Search
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := grep.Collect(ctx, plan, grep.Config{Root: r.ws, Budget: searchBudget})
+	res, err := grep.Collect(ctx, plan, grep.Config{Root: r.ws, Budget: searchBudget, LookupEnv: s.env})
 	if err != nil {
 		return nil, nil, err
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: searchText(res)}}}, res, nil
-}
-
-// searchText is the rows as hgrep prints them, then why the result is not
-// the whole search, when it is not.
-func searchText(res *grep.Result) string {
-	var b []byte
-	for _, r := range res.Rows {
-		b = rows.AppendPrinted(b, rows.Row{Path: r.Path, Line: r.Line, Text: []byte(r.Text)})
-	}
-	if res.Incomplete != nil {
-		b = append(b, "[search: "+res.Incomplete.Code+"] "+res.Incomplete.Message+"\n"...)
-	}
-	for _, sk := range res.Skipped {
-		b = append(b, "[search: skipped] "+oneLine(sk)+"\n"...)
-	}
-	if len(b) == 0 {
-		b = []byte("no matches\n")
-	}
-	return string(b)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: grep.Text(res)}}}, res, nil
 }

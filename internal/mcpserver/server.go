@@ -34,6 +34,11 @@ type Options struct {
 	// their text alone, since agent clients show a model the JSON in place
 	// of the text whenever a result has structuredContent; see modelText.
 	Structured bool
+	// LookupEnv finds the variables of the environment the server was
+	// started in: ripgrep, git and validations keep an allowlist of them.
+	// Nil is an empty environment (no PATH: no tool that runs a program
+	// works).
+	LookupEnv func(key string) (string, bool)
 }
 
 // Server is rowkit's MCP server.
@@ -43,6 +48,7 @@ type Server struct {
 	config   *review.Config
 	allow    []string // validations an MCP caller may run, in config order
 	log      *log.Logger
+	env      func(string) (string, bool)
 	sessions sync.Map // *mcp.ServerSession -> *sessionRoots
 
 	// structured serves structuredContent for every tool (Options.Structured).
@@ -51,6 +57,12 @@ type Server struct {
 	// editMu serialises edits: each commits a journalled transaction in
 	// the root, and two at once would race for the same files.
 	editMu sync.Mutex
+
+	// life ends when the server is told to stop (the context of Run or
+	// ServeStdio): every running call is cancelled with it, so a search
+	// in progress stops at once instead of holding up the exit.
+	lifeMu sync.Mutex
+	life   context.Context
 }
 
 // Instructions tell the client how the tools fit together. Both agent
@@ -68,7 +80,7 @@ func New(o Options) (*Server, error) {
 	if logw == nil {
 		logw = io.Discard
 	}
-	s := &Server{log: log.New(logw, "rowkit mcp: ", 0), structured: o.Structured}
+	s := &Server{log: log.New(logw, "rowkit mcp: ", 0), env: o.LookupEnv, structured: o.Structured}
 	dirs := o.Roots
 	if len(dirs) == 0 {
 		dirs = []string{"."}
@@ -83,7 +95,7 @@ func New(o Options) (*Server, error) {
 		}
 	}
 	if o.Config != "" {
-		c, err := review.LoadConfig(o.Config)
+		c, err := review.LoadConfig("", o.Config)
 		if err != nil {
 			return nil, err
 		}
@@ -108,9 +120,33 @@ func New(o Options) (*Server, error) {
 // MCP returns the SDK server, for transports and in-process tests.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
-// Run serves one client on t until it disconnects or ctx ends.
+// Run serves one client on t until it disconnects or ctx ends; calls still
+// running when ctx ends are cancelled.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	s.setLife(ctx)
 	return s.mcp.Run(ctx, t)
+}
+
+func (s *Server) setLife(ctx context.Context) {
+	s.lifeMu.Lock()
+	s.life = ctx
+	s.lifeMu.Unlock()
+}
+
+// callContext is the context of one tool call: the SDK's (a client's
+// notifications/cancelled ends it), also ended when the server's life
+// does. The SDK waits for running calls before it lets the server go, and
+// does not cancel them itself.
+func (s *Server) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	s.lifeMu.Lock()
+	life := s.life
+	s.lifeMu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	if life == nil {
+		return ctx, cancel
+	}
+	stop := context.AfterFunc(life, cancel)
+	return ctx, func() { stop(); cancel() }
 }
 
 // Banner is the one line the command prints on stderr at start.

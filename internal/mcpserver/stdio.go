@@ -19,13 +19,15 @@ const MaxFrameBytes = 8 << 20
 
 // ServeStdio serves one client on newline-delimited JSON-RPC: in and out
 // are the process's stdin and stdout. It returns when in ends or ctx is
-// done.
+// done; calls still running when ctx is done are cancelled (ripgrep, git
+// and validations stopped), so the server ends at once.
 //
 // The SDK's stdio connection ends the session on the first line it cannot
 // decode, so the frames pass through a guard first: a line that is too
 // large, not JSON, a batch, or not a JSON-RPC message is answered with a
 // JSON-RPC error and dropped, and the server goes on with the next line.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	s.setLife(ctx)
 	w := &lockedWriter{w: out}
 	pr, pw := io.Pipe()
 	go func() {

@@ -84,6 +84,8 @@ func register[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 		t.Meta["anthropic/searchHint"] = h
 	}
 	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx, cancel := s.callContext(ctx)
+		defer cancel()
 		v, err := decodeArgs[In](req.Params.Arguments, inR)
 		if err != nil {
 			return s.failed(err), nil

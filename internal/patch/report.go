@@ -19,9 +19,19 @@ import (
 // rows one failure carries is the engine's choice of what is relevant, at
 // most 24 rows near the place; the budget bounds the whole.)
 
-// leftOut is the closing line of a report the budget cut short.
-func leftOut(b rows.Budget, n int, what string) string {
-	return fmt.Sprintf("%d more %s left out: output incomplete: %s\n", n, what, errs.IncompleteTokens(b.Limit).Msg)
+// leftOut is the closing line of a report the budget cut short, naming the
+// bound that did (bytes: the byte ceiling).
+func leftOut(b rows.Budget, bytes bool, n int, what string) string {
+	return fmt.Sprintf("%d more %s left out: output incomplete: %s\n", n, what, b.Stopped(bytes).Msg)
+}
+
+// closing returns b with room kept under its byte ceiling for the closing
+// line (prefix, at most n left out), which the output must hold too.
+func closing(b rows.Budget, prefix string, n int, what string) rows.Budget {
+	if b.MaxBytes > 0 {
+		b.Reserve += len(prefix) + max(len(leftOut(b, true, n, what)), len(leftOut(b, false, n, what)))
+	}
+	return b
 }
 
 // FailureReport is each failure's line and its repair rows (verified rows
@@ -30,7 +40,7 @@ func leftOut(b rows.Budget, n int, what string) string {
 // budget cuts the report short (hpatch writes "hpatch: ").
 func FailureReport(fs []Failure, b rows.Budget, prefix string) string {
 	var out bytes.Buffer
-	adm := rows.NewAdmitter(&out, b)
+	adm := rows.NewAdmitter(&out, closing(b, prefix, len(fs), "failures"))
 	var blk []byte
 	for i, f := range fs {
 		blk = append(blk[:0], f.Line()...)
@@ -46,12 +56,36 @@ func FailureReport(fs []Failure, b rows.Budget, prefix string) string {
 		}
 		if ok, _ := adm.Admit(blk); !ok {
 			adm.Flush()
-			out.WriteString(prefix + leftOut(b, len(fs)-i, "failures"))
+			out.WriteString(prefix + leftOut(b, adm.Report().Bytes, len(fs)-i, "failures"))
 			return out.String()
 		}
 	}
 	adm.Flush()
 	return out.String()
+}
+
+// Text is what a model reads of a script's outcome, as hpatch prints it:
+// the failures with their repair rows, or the file actions and the rows at
+// each edit's edges, or the diff, under budget b; for an error that is not
+// a failure of the script, its one line "CODE: MESSAGE (HINT)". name (the
+// tool's or command's) starts the closing line of a failure report cut
+// short.
+func Text(res *Result, err error, b rows.Budget, name string) string {
+	switch {
+	case len(res.Failures) > 0:
+		return FailureReport(res.Failures, b, name+": ")
+	case err != nil:
+		e, ok := errs.As(err)
+		if !ok {
+			e = errs.New(errs.Usage, err.Error())
+		}
+		s := e.Code + ": " + e.Msg
+		if e.Hint != "" {
+			s += " (" + e.Hint + ")"
+		}
+		return s
+	}
+	return Report(res, b)
 }
 
 // Report is the report of a script that was not rejected: the diff of a
@@ -63,12 +97,12 @@ func Report(res *Result, b rows.Budget) string {
 		if res.Diff == "" {
 			return "dry run: no change\n"
 		}
-		return res.Diff
+		return boundDiff(res.Diff, b)
 	case StatusUnchanged:
 		return "unchanged: every edit leaves its file as it was\n"
 	}
 	var out bytes.Buffer
-	adm := rows.NewAdmitter(&out, b)
+	adm := rows.NewAdmitter(&out, closing(b, "", len(res.Files)+len(res.Edits)+len(res.Gofmt), "file actions"))
 	counts := map[string]int{}
 	for _, f := range res.Files {
 		counts[f.Action]++
@@ -92,7 +126,7 @@ func Report(res *Result, b rows.Budget) string {
 	}
 	if ok, _ := adm.Admit(blk); !ok {
 		// Too many files to list: the summary line alone.
-		return fmt.Sprintf("applied: %s\n", strings.Join(parts, ", ")) + leftOut(b, len(res.Files), "file actions")
+		return fmt.Sprintf("applied: %s\n", strings.Join(parts, ", ")) + leftOut(b, adm.Report().Bytes, len(res.Files), "file actions")
 	}
 	for i, e := range res.Edits {
 		blk = fmt.Appendf(blk[:0], "command %d %s:\n", e.Command, e.Op)
@@ -101,7 +135,7 @@ func Report(res *Result, b rows.Budget) string {
 		}
 		if ok, _ := adm.Admit(blk); !ok {
 			adm.Flush()
-			out.WriteString(leftOut(b, len(res.Edits)-i, "edits"))
+			out.WriteString(leftOut(b, adm.Report().Bytes, len(res.Edits)-i, "edits"))
 			return out.String()
 		}
 	}
@@ -112,12 +146,25 @@ func Report(res *Result, b rows.Budget) string {
 		}
 		if ok, _ := adm.Admit(blk); !ok {
 			adm.Flush()
-			out.WriteString(leftOut(b, len(res.Gofmt)-i, "gofmt files"))
+			out.WriteString(leftOut(b, adm.Report().Bytes, len(res.Gofmt)-i, "gofmt files"))
 			return out.String()
 		}
 	}
 	adm.Flush()
 	return out.String()
+}
+
+// boundDiff keeps the whole lines of a dry run's diff that fit b's byte
+// ceiling with the closing line that says how many were left out (the
+// diff is not rows: the token rule does not apply to it).
+func boundDiff(diff string, b rows.Budget) string {
+	if b.MaxBytes <= 0 || len(diff) <= b.MaxBytes-b.Reserve {
+		return diff
+	}
+	lines := strings.Count(diff, "\n")
+	room := closing(b, "", lines, "diff lines")
+	keep := strings.LastIndexByte(diff[:max(room.MaxBytes-room.Reserve, 0)], '\n') + 1
+	return diff[:keep] + leftOut(b, true, lines-strings.Count(diff[:keep], "\n"), "diff lines")
 }
 
 // Bounds limit what a Result lists, for a caller that must not exceed a

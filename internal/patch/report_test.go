@@ -44,3 +44,13 @@ func TestReportBudget(t *testing.T) {
 		t.Errorf("admitted %d tokens, ceiling %d", n, b.Ceiling)
 	}
 }
+
+// The one description of the language names every command, and every
+// failure reason a rejection can carry is the parser's.
+func TestLanguageNamesEveryCommand(t *testing.T) {
+	for _, verb := range []string{"in PATH", "new PATH", "mv PATH", "rm ", "type TARGET VALUE", "add DEST VALUE", "type VALUE", "type EOF VALUE", "<<PATCH"} {
+		if !strings.Contains(Language, "\n  "+verb) && !strings.Contains(Language, verb) {
+			t.Errorf("Language does not describe %q", verb)
+		}
+	}
+}

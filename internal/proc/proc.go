@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,13 +27,21 @@ import (
 // DefaultGrace is how long a stopped group has between SIGTERM and SIGKILL.
 const DefaultGrace = 2 * time.Second
 
-// Env returns the environment made of the variables in allow that are set
-// in this process, followed by extra ("KEY=VALUE" each). Nothing else of the
-// caller's environment passes.
-func Env(allow []string, extra ...string) []string {
+// Lookup finds one variable of the caller's environment, as os.LookupEnv
+// does for the process's own. The runner never reads the process's
+// environment itself: a command embedded in a shell has the script's.
+type Lookup func(key string) (string, bool)
+
+// Env returns the environment made of the variables in allow that lookup
+// finds, followed by extra ("KEY=VALUE" each). Nothing else of the caller's
+// environment passes. A nil lookup finds nothing.
+func Env(lookup Lookup, allow []string, extra ...string) []string {
 	env := make([]string, 0, len(allow)+len(extra))
 	for _, k := range allow {
-		if v, ok := os.LookupEnv(k); ok {
+		if lookup == nil {
+			break
+		}
+		if v, ok := lookup(k); ok {
 			env = append(env, k+"="+v)
 		}
 	}
@@ -41,7 +50,7 @@ func Env(allow []string, extra ...string) []string {
 
 // Spec describes one process.
 type Spec struct {
-	Path string   // the program; looked up on PATH when it has no slash
+	Path string   // the program; looked up on Env's PATH when it has no slash
 	Args []string // arguments after the program name
 	Dir  string   // working directory; required
 	Env  []string // the whole environment (see Env)
@@ -96,8 +105,8 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	}
 	path := s.Path
 	if !strings.Contains(path, "/") {
-		p, err := exec.LookPath(path)
-		if err != nil {
+		p, ok := lookPath(path, s.Env)
+		if !ok {
 			return nil, fmt.Errorf("%s: %w", s.Path, ErrNotFound)
 		}
 		path = p
@@ -206,6 +215,29 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 		}
 	}()
 	return p, nil
+}
+
+// lookPath finds name on the PATH of env, the process's environment to be,
+// not on this process's own PATH. Entries that are not absolute are
+// skipped, as exec.LookPath refuses what they find: a program from the
+// directory being searched must never run by accident.
+func lookPath(name string, env []string) (string, bool) {
+	var path string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v // the last one wins, as execve's caller sees it
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, true
+		}
+	}
+	return "", false
 }
 
 // Pid returns the process id, which is also its group id.

@@ -45,7 +45,7 @@ func TestRunExitAndEnv(t *testing.T) {
 	out := NewCapture(1 << 10)
 	res, err := Run(context.Background(), Spec{
 		Path: "sh", Args: []string{"-c", `echo "$PROC_KEEP:$PROC_SECRET:$EXTRA"; pwd; exit 3`},
-		Dir: "/tmp", Env: Env([]string{"PATH", "PROC_KEEP"}, "EXTRA=x"), Stdout: out,
+		Dir: "/tmp", Env: Env(os.LookupEnv, []string{"PATH", "PROC_KEEP"}, "EXTRA=x"), Stdout: out,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +58,7 @@ func TestRunExitAndEnv(t *testing.T) {
 
 func TestStdinIsNull(t *testing.T) {
 	out := NewCapture(100)
-	res, err := Run(context.Background(), Spec{Path: "cat", Dir: "/", Env: Env([]string{"PATH"}), Stdout: out})
+	res, err := Run(context.Background(), Spec{Path: "cat", Dir: "/", Env: Env(os.LookupEnv, []string{"PATH"}), Stdout: out})
 	if err != nil || res.Exit != 0 {
 		t.Fatalf("cat: %v %+v", err, res)
 	}
@@ -68,7 +68,7 @@ func TestStdinIsNull(t *testing.T) {
 }
 
 func TestNotFound(t *testing.T) {
-	_, err := Run(context.Background(), Spec{Path: "rowkit-no-such-program", Dir: "/", Env: Env([]string{"PATH"})})
+	_, err := Run(context.Background(), Spec{Path: "rowkit-no-such-program", Dir: "/", Env: Env(os.LookupEnv, []string{"PATH"})})
 	if !errors.Is(err, ErrNotFound) {
 		t.Errorf("err = %v, want ErrNotFound", err)
 	}
@@ -81,7 +81,7 @@ func TestTimeoutKillsGroup(t *testing.T) {
 	start := time.Now()
 	res, err := Run(context.Background(), Spec{
 		Path: "sh", Args: []string{"-c", `sh -c 'trap "" TERM; echo $$ > ` + pidFile + `; while :; do sleep 0.05; done' & wait`},
-		Dir: "/", Env: Env([]string{"PATH"}), Stdout: NewCapture(100),
+		Dir: "/", Env: Env(os.LookupEnv, []string{"PATH"}), Stdout: NewCapture(100),
 		Timeout: 200 * time.Millisecond, Grace: 300 * time.Millisecond,
 	})
 	if err != nil {
@@ -109,7 +109,7 @@ func TestTimeoutKillsGroup(t *testing.T) {
 // leftover of the group is killed when the leader exits.
 func TestCancelStreaming(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	p, err := Start(ctx, Spec{Path: "sh", Args: []string{"-c", `(sleep 30) & while :; do echo line; done`}, Dir: "/", Env: Env([]string{"PATH"})})
+	p, err := Start(ctx, Spec{Path: "sh", Args: []string{"-c", `(sleep 30) & while :; do echo line; done`}, Dir: "/", Env: Env(os.LookupEnv, []string{"PATH"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestCancelStreaming(t *testing.T) {
 
 func TestLimit(t *testing.T) {
 	l := &Limit{Max: 10}
-	res, err := Run(context.Background(), Spec{Path: "sh", Args: []string{"-c", "printf 0123456789abc"}, Dir: "/", Env: Env([]string{"PATH"}), Stdout: l})
+	res, err := Run(context.Background(), Spec{Path: "sh", Args: []string{"-c", "printf 0123456789abc"}, Dir: "/", Env: Env(os.LookupEnv, []string{"PATH"}), Stdout: l})
 	if err != nil || res.Exit != 0 {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -140,7 +140,7 @@ func TestLimit(t *testing.T) {
 		t.Errorf("over=%v kept %q", l.Over(), l.Bytes())
 	}
 	l = &Limit{Max: 10}
-	Run(context.Background(), Spec{Path: "sh", Args: []string{"-c", "printf '0\\0001'"}, Dir: "/", Env: Env([]string{"PATH"}), Stdout: l})
+	Run(context.Background(), Spec{Path: "sh", Args: []string{"-c", "printf '0\\0001'"}, Dir: "/", Env: Env(os.LookupEnv, []string{"PATH"}), Stdout: l})
 	if l.Over() || string(l.Bytes()) != "0\x001" {
 		t.Errorf("exact bytes: over=%v kept %q", l.Over(), l.Bytes())
 	}
@@ -150,9 +150,46 @@ func TestLimit(t *testing.T) {
 // cancels the process's context after the exit.
 func TestExitIsNotStopped(t *testing.T) {
 	for i := 0; i < 200; i++ {
-		res, err := Run(context.Background(), Spec{Path: "true", Dir: "/", Env: Env([]string{"PATH"})})
+		res, err := Run(context.Background(), Spec{Path: "true", Dir: "/", Env: Env(os.LookupEnv, []string{"PATH"})})
 		if err != nil || res.Exit != 0 || res.Stopped || res.TimedOut {
 			t.Fatalf("run %d: %+v %v", i, res, err)
 		}
+	}
+}
+
+// A program is looked up on the PATH of the environment the process gets,
+// never on this process's own: a shell script's PATH decides what an
+// embedded command runs. Relative entries are skipped.
+func TestLookPathUsesSpecEnv(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(bin+"/rowkit-probe", []byte("#!/bin/sh\necho probe\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := NewCapture(100)
+	res, err := Run(context.Background(), Spec{Path: "rowkit-probe", Dir: "/", Env: []string{"PATH=/nonexistent:" + bin}, Stdout: out})
+	if got, _ := out.Result(); err != nil || res.Exit != 0 || got != "probe\n" {
+		t.Errorf("on the spec's PATH: %v %+v %q", err, res, got)
+	}
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	for _, env := range [][]string{nil, {"PATH=/usr/bin"}, {"PATH=."}} {
+		dir := "/"
+		if len(env) > 0 && env[0] == "PATH=." {
+			dir = bin // the program is in the working directory
+		}
+		if _, err := Run(context.Background(), Spec{Path: "rowkit-probe", Dir: dir, Env: env}); !errors.Is(err, ErrNotFound) {
+			t.Errorf("env %q: err = %v, want ErrNotFound (the process's PATH must not count)", env, err)
+		}
+	}
+}
+
+func TestEnvLookup(t *testing.T) {
+	vars := map[string]string{"PATH": "/bin", "HOME": "/h", "SECRET": "s"}
+	lookup := func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+	got := Env(lookup, []string{"PATH", "HOME", "MISSING"}, "X=1")
+	if strings.Join(got, " ") != "PATH=/bin HOME=/h X=1" {
+		t.Errorf("Env = %q", got)
+	}
+	if got := Env(nil, []string{"PATH"}, "X=1"); strings.Join(got, " ") != "X=1" {
+		t.Errorf("Env(nil) = %q", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -41,10 +42,16 @@ type ConfigMCP struct {
 }
 
 // LoadConfig reads and checks a config file strictly: unknown keys, wrong
-// types and bad values are errors naming the key.
-func LoadConfig(path string) (*Config, error) {
+// types and bad values are errors naming the key. A relative path is taken
+// relative to dir (the caller's working directory; "" takes it as it is)
+// and named as given.
+func LoadConfig(dir, path string) (*Config, error) {
+	name := path
+	if dir != "" && !filepath.IsAbs(path) {
+		name = dir + "/" + path
+	}
 	// A FIFO or device would block the open or the read.
-	f, _, err := regfile.Open(os.Stat, os.OpenFile, path)
+	f, _, err := regfile.Open(os.Stat, os.OpenFile, name)
 	if err != nil {
 		return nil, errorf(CodeConfig, fmt.Sprintf("config %s: %v", path, unwrapPath(err)), "")
 	}

@@ -54,13 +54,13 @@ func TestParseConfig(t *testing.T) {
 }
 
 func TestLoadConfigErrors(t *testing.T) {
-	_, err := LoadConfig(filepath.Join(t.TempDir(), "missing.json"))
+	_, err := LoadConfig("", filepath.Join(t.TempDir(), "missing.json"))
 	if e, ok := errs.As(err); !ok || e.Code != CodeConfig || errs.ExitCode(e) != ExitUsage {
 		t.Errorf("missing: %v", err)
 	}
 	big := filepath.Join(t.TempDir(), "big.json")
 	os.WriteFile(big, []byte(strings.Repeat(" ", maxConfigBytes+1)), 0o644)
-	if _, err := LoadConfig(big); err == nil || !strings.Contains(err.Error(), "larger") {
+	if _, err := LoadConfig("", big); err == nil || !strings.Contains(err.Error(), "larger") {
 		t.Errorf("big: %v", err)
 	}
 }

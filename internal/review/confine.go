@@ -26,7 +26,11 @@ import (
 // canonical top level, which git must confirm.
 func locate(o Options) (abs, expectTop string, err error) {
 	if o.Root == nil {
-		abs, err := filepath.Abs(o.Repo)
+		repo := o.Repo
+		if o.Dir != "" && !filepath.IsAbs(repo) {
+			repo = filepath.Join(o.Dir, repo)
+		}
+		abs, err := filepath.Abs(repo)
 		if err != nil {
 			return "", "", errorf(CodeRepoNotFound, fmt.Sprintf("the repository path %q: %v", o.Repo, err), "")
 		}

@@ -153,7 +153,7 @@ func TestInspectCancelStopsGit(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
 	start := time.Now()
-	_, err := Inspect(ctx, Options{Repo: dir})
+	_, err := Inspect(ctx, Options{Repo: dir, LookupEnv: os.LookupEnv})
 	if !errs.Is(err, errs.Cancelled) || errs.ExitCode(err) != ExitTimeout {
 		t.Errorf("got %v", err)
 	}
@@ -251,7 +251,7 @@ func TestInspectGitDirEntriesLeadingOut(t *testing.T) {
 	log, _, _ := gitSpy(t)
 	root := openRoot(t, rootDir)
 	for _, repo := range []string{"quoted", "chain", "linked", "alternates", "relalt"} {
-		r, err := Inspect(context.Background(), Options{Repo: repo, Root: root, Detail: DetailFull})
+		r, err := Inspect(context.Background(), Options{Repo: repo, Root: root, Detail: DetailFull, LookupEnv: os.LookupEnv})
 		if e, ok := errs.As(err); !ok || e.Code != errs.Outside {
 			t.Errorf("%s: got %v (report %+v), want %s", repo, err, r, errs.Outside)
 		}
@@ -295,7 +295,7 @@ func TestInspectBareLookalikeLeadingOut(t *testing.T) {
 		}
 	}
 	log, _, _ := gitSpy(t)
-	r, err := Inspect(context.Background(), Options{Repo: "repo/x", Root: openRoot(t, rootDir), Detail: DetailFull})
+	r, err := Inspect(context.Background(), Options{Repo: "repo/x", Root: openRoot(t, rootDir), Detail: DetailFull, LookupEnv: os.LookupEnv})
 	if e, ok := errs.As(err); !ok || e.Code != errs.Outside {
 		t.Errorf("got %v (report %+v), want %s", err, r, errs.Outside)
 	}

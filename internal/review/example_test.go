@@ -38,7 +38,7 @@ func Example() {
 		panic(err)
 	}
 	r, err := review.Inspect(context.Background(), review.Options{
-		Repo: ".", Root: root, Detail: review.DetailFull,
+		Repo: ".", Root: root, Detail: review.DetailFull, LookupEnv: os.LookupEnv,
 		MaxFiles: review.ServerMaxFiles, MaxOutputBytes: review.ServerMaxOutputBytes,
 		MaxTotalOutputBytes: review.ServerMaxTotalOutputBytes,
 		Validations:         []review.Planned{{ID: "count", Argv: []string{"wc", "-l", "a.txt"}}},
@@ -60,7 +60,7 @@ func Example() {
 	fmt.Printf("%s: +%d -%d\n", e.Path, *e.Added, *e.Removed)
 	fmt.Printf("ok=%v %s %q\n", r.OK, r.Validations[0].Status, r.Validations[0].Stdout.Text)
 
-	_, err = review.Inspect(context.Background(), review.Options{Repo: "..", Root: root})
+	_, err = review.Inspect(context.Background(), review.Options{Repo: "..", Root: root, LookupEnv: os.LookupEnv})
 	fmt.Println(errs.Code(err), errs.ExitCode(err))
 	// Output:
 	// validation 1 of 1 (count) started

@@ -48,6 +48,7 @@ type git struct {
 	dir     string
 	blanked []string // "-c", "key=" pairs from the config audit
 	timeout time.Duration
+	env     []string // the whole environment of every call (gitEnvKeys, gitFixedEnv)
 	calls   atomic.Int64
 }
 
@@ -57,8 +58,6 @@ type gitResult struct {
 	stderr string
 	exit   int // -1 when git did not exit normally
 }
-
-func gitEnv() []string { return proc.Env(gitEnvKeys, gitFixedEnv...) }
 
 // run runs git ARGS and returns its output. A non-zero exit is not an error
 // here (callers decide what it means); failing to run, output past
@@ -76,7 +75,7 @@ func (g *git) run(ctx context.Context, args ...string) (gitResult, error) {
 	stderr := &proc.Limit{Max: maxGitStderr}
 	g.calls.Add(1)
 	res, err := proc.Run(runCtx, proc.Spec{
-		Path: "git", Args: argv, Dir: g.dir, Env: gitEnv(),
+		Path: "git", Args: argv, Dir: g.dir, Env: g.env,
 		Stdout: out, Stderr: stderr, Timeout: g.timeout, Grace: killGrace,
 	})
 	r := gitResult{out: out.limit.Bytes(), stderr: string(stderr.Bytes()), exit: res.Exit}

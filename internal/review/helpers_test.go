@@ -72,6 +72,7 @@ func newRepo(t testing.TB, files map[string]string) string {
 
 func inspect(t testing.TB, o Options) *Report {
 	t.Helper()
+	o.LookupEnv = os.LookupEnv
 	r, err := Inspect(context.Background(), o)
 	if err != nil {
 		t.Fatalf("Inspect: %v", err)
@@ -81,6 +82,7 @@ func inspect(t testing.TB, o Options) *Report {
 
 func inspectErr(t testing.TB, o Options) *errs.Error {
 	t.Helper()
+	o.LookupEnv = os.LookupEnv
 	r, err := Inspect(context.Background(), o)
 	e, ok := errs.As(err)
 	if !ok {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/proc"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
 
@@ -24,6 +25,13 @@ type Options struct {
 	// root is refused before git or any validation runs.
 	Repo string
 	Root *workspace.Root
+	// Dir is the base of a relative Repo without a Root (the caller's
+	// working directory); "" takes Repo as it is.
+	Dir string
+	// LookupEnv finds the caller's environment variables: git and the
+	// validations keep an allowlist of them and are found on its PATH.
+	// Nil is an empty environment, in which git is not found.
+	LookupEnv func(key string) (string, bool)
 
 	BaseRef             string   // "" auto-detects
 	Scopes              []string // nil is every scope
@@ -288,7 +296,7 @@ func openRepo(ctx context.Context, o Options, wantBase bool) (repo, error) {
 	if err != nil {
 		return rp, err
 	}
-	g := &git{dir: abs, timeout: o.GitTimeout}
+	g := &git{dir: abs, timeout: o.GitTimeout, env: proc.Env(o.LookupEnv, gitEnvKeys, gitFixedEnv...)}
 	rp.g = g
 	var (
 		rev, conf       gitResult

@@ -295,7 +295,7 @@ func TestRefInjection(t *testing.T) {
 	dir := newRepo(t, map[string]string{"a.txt": "a\n"})
 	target := filepath.Join(t.TempDir(), "pwned")
 	for _, ref := range []string{"--output=" + target, "-o" + target, "main --output=" + target, "main\x00--output=" + target} {
-		_, err := Inspect(t.Context(), Options{Repo: dir, BaseRef: ref})
+		_, err := Inspect(t.Context(), Options{Repo: dir, BaseRef: ref, LookupEnv: os.LookupEnv})
 		if err == nil {
 			t.Errorf("%q was accepted", ref)
 		}

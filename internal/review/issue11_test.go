@@ -167,6 +167,7 @@ func TestEngineErrorsNameNoFlags(t *testing.T) {
 		{Repo: dir, BaseRef: "nosuch"}, {Repo: filepath.Join(dir, "nope")}, {Repo: filepath.Join(dir, "a.txt")},
 		{Repo: dir, GitTimeout: time.Nanosecond},
 	} {
+		o.LookupEnv = os.LookupEnv
 		_, err := Inspect(context.Background(), o)
 		got = append(got, err)
 	}

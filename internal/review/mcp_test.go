@@ -70,7 +70,7 @@ func cliJSON(t *testing.T, dir, detail string) []byte {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	args := append([]string{"--repo", dir, "--format", "json", "--detail", detail}, fixtureValidations...)
-	err := cmd.Review.Run(context.Background(), &cli.Env{Stdout: &stdout, Stderr: &stderr}, args)
+	err := cmd.Review.Run(context.Background(), &cli.Env{Stdout: &stdout, Stderr: &stderr, LookupEnv: os.LookupEnv}, args)
 	if stdout.Len() == 0 {
 		t.Fatalf("rowkit review: %v", err)
 	}
@@ -104,6 +104,7 @@ func TestReportThroughMCP(t *testing.T) {
 				Message: fmt.Sprintf("%s %s", p.ID, map[bool]string{false: "started", true: p.Status}[p.Done]),
 			})
 		}
+		o.LookupEnv = os.LookupEnv
 		r, err := review.Inspect(ctx, o)
 		return nil, r, err
 	})

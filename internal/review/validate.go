@@ -21,6 +21,11 @@ var validationEnvKeys = []string{"PATH", "HOME", "LANG", "TMPDIR"}
 
 var validationFixedEnv = []string{"CI=1", "NO_COLOR=1", "TERM=dumb"}
 
+// validationEnv is the whole environment of a validation, from the caller's.
+func validationEnv(lookup func(string) (string, bool)) []string {
+	return proc.Env(lookup, validationEnvKeys, validationFixedEnv...)
+}
+
 // Progress is what a progress callback learns: validation Index (0-based)
 // of Total has started (Done false) or ended (Done true, with its Status).
 type Progress struct {
@@ -60,7 +65,7 @@ func runValidations(ctx context.Context, o Options, dir string) ([]Validation, [
 				// together never pass the total.
 				max = min(max, left/2)
 			}
-			v = runOne(ctx, p, dir, timeout, max)
+			v = runOne(ctx, p, dir, validationEnv(o.LookupEnv), timeout, max)
 			left -= len(v.Stdout.Text) + len(v.Stderr.Text)
 			if v.Status == StatusTimedOut {
 				v.Reason = reason
@@ -91,13 +96,13 @@ func runValidations(ctx context.Context, o Options, dir string) ([]Validation, [
 // SIGTERM, then SIGKILL after killGrace; whatever is left of the group when
 // the command ends is killed too, so no grandchild outlives the call. Both
 // streams are drained to the end into bounded captures.
-func runOne(ctx context.Context, p Planned, dir string, timeout time.Duration, maxBytes int) Validation {
+func runOne(ctx context.Context, p Planned, dir string, env []string, timeout time.Duration, maxBytes int) Validation {
 	v := Validation{ID: p.ID, Argv: p.Argv}
 	stdout, stderr := proc.NewCapture(maxBytes), proc.NewCapture(maxBytes)
 	start := time.Now()
 	res, err := proc.Run(ctx, proc.Spec{
 		Path: p.Argv[0], Args: p.Argv[1:], Dir: dir,
-		Env:    proc.Env(validationEnvKeys, validationFixedEnv...),
+		Env:    env,
 		Stdout: stdout, Stderr: stderr, Timeout: timeout, Grace: killGrace,
 	})
 	if err != nil {

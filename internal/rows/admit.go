@@ -3,6 +3,7 @@ package rows
 import (
 	"io"
 
+	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/tokens"
 )
 
@@ -26,15 +27,43 @@ const (
 // Budget is a token admission rule: rows are admitted while the total stays
 // within Limit; one more row may raise it to at most Ceiling and seals the
 // output. Ceiling >= Limit > 0.
+//
+// MaxBytes, when not 0, is a byte ceiling on the whole output applied with
+// the token rule: rows are admitted while both hold, the rows' bytes
+// staying within MaxBytes-Reserve, so that the Reserve bytes a command
+// writes after them (its diagnostic line, a continuation) fit as well. A
+// caller that shows stdout and stderr as one text under a byte limit (an
+// agent's shell tool) sets it. A row that would pass it is left out with
+// every row after it, as for the token rule; the result names the bound
+// that stopped it (Report.Bytes).
 type Budget struct {
 	Limit, Ceiling int
+	MaxBytes       int
+	Reserve        int
 }
 
 // DefaultBudget is the rule of every verified-row command (REQ-READ-001).
 var DefaultBudget = Budget{Limit: TokenLimit, Ceiling: TokenCeiling}
 
 // MaxRowBytes is the longest row that could be admitted under b.
-func (b Budget) MaxRowBytes() int { return b.Ceiling * MaxTokenBytes }
+func (b Budget) MaxRowBytes() int {
+	n := b.Ceiling * MaxTokenBytes
+	if b.MaxBytes > 0 {
+		// At least 1: a reader keeping no text at all would take the row
+		// for one it need not show, not for one left out.
+		n = min(n, max(b.MaxBytes-b.Reserve, 1))
+	}
+	return n
+}
+
+// Stopped is the error of a result that b cut short: the byte ceiling
+// (bytes true) or the token limit; what fit has been delivered.
+func (b Budget) Stopped(bytes bool) *errs.Error {
+	if bytes {
+		return errs.IncompleteBytes(b.MaxBytes)
+	}
+	return errs.IncompleteTokens(b.Limit)
+}
 
 // CountTokens returns the number of o200k_base tokens in s.
 func CountTokens(s string) int { return tokens.Count(s) }
@@ -44,6 +73,9 @@ type Report struct {
 	Rows    int  // rows admitted
 	Sealed  bool // a row took the total past TokenLimit; nothing more fits
 	Omitted bool // at least one row was left out; the output is incomplete
+	// Bytes says that the byte ceiling, not the token rule, left the
+	// first row out.
+	Bytes bool
 }
 
 // Admitter writes complete rows to w while they fit the token rule: rows are
@@ -70,12 +102,13 @@ type Admitter struct {
 	written  int    // how much of held has been written
 	counting bool   // the rows outgrew held: every row is counted
 	tokens   int    // the total, once counting
+	bytes    int    // the bytes admitted
 	report   Report
 }
 
 // NewAdmitter returns an Admitter writing to w under budget b.
 func NewAdmitter(w io.Writer, b Budget) *Admitter {
-	if b.Limit <= 0 || b.Ceiling < b.Limit {
+	if b.Limit <= 0 || b.Ceiling < b.Limit || b.MaxBytes < 0 || b.Reserve < 0 {
 		panic("rows: invalid budget")
 	}
 	return &Admitter{w: w, budget: b}
@@ -92,9 +125,14 @@ func (a *Admitter) Admit(row []byte) (bool, error) {
 		a.report.Omitted = true
 		return false, nil
 	}
+	if b := a.budget; b.MaxBytes > 0 && a.bytes+len(row) > b.MaxBytes-b.Reserve {
+		a.report.Omitted, a.report.Bytes = true, true
+		return false, nil
+	}
 	if !a.counting {
 		if len(a.held)+len(row) <= a.budget.Limit {
 			a.held = append(a.held, row...)
+			a.bytes += len(row)
 			a.report.Rows++
 			return true, nil
 		}
@@ -119,6 +157,7 @@ func (a *Admitter) Admit(row []byte) (bool, error) {
 	if _, err := a.w.Write(row); err != nil {
 		return false, err
 	}
+	a.bytes += len(row)
 	a.report.Rows++
 	a.tokens = total
 	a.report.Sealed = total > a.budget.Limit
@@ -136,8 +175,15 @@ func (a *Admitter) Flush() error {
 }
 
 // Omit records that a row was left out without offering it, as a caller does
-// for a line longer than MaxRowBytes whose text it did not keep.
-func (a *Admitter) Omit() { a.report.Omitted = true }
+// for a line longer than MaxRowBytes whose text it did not keep: the byte
+// ceiling left it out when it is what makes MaxRowBytes that short.
+func (a *Admitter) Omit() {
+	if a.Open() {
+		b := a.budget
+		a.report.Bytes = b.MaxBytes > 0 && b.MaxBytes-b.Reserve < b.Ceiling*MaxTokenBytes
+	}
+	a.report.Omitted = true
+}
 
 // Report returns what has been admitted so far.
 func (a *Admitter) Report() Report { return a.report }

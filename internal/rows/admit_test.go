@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/rowkit/rowkit/internal/errs"
 )
 
 // admitReference applies the admission rule with whole-output counts only:
@@ -217,5 +219,62 @@ func TestAdmitterCountsWholeOutput(t *testing.T) {
 		if checked < 50 {
 			t.Fatalf("%s: only %d files checked", name, checked)
 		}
+	}
+}
+
+// The byte ceiling applies with the token rule: the rows admitted are the
+// longest prefix whose bytes stay within MaxBytes-Reserve, unless the
+// token rule stops them first; the report says which bound it was.
+func TestAdmitterByteCeiling(t *testing.T) {
+	var list [][]byte
+	for i := 1; i <= 400; i++ {
+		text := strings.Repeat(fmt.Sprintf("word%d ", i), i%7*10)
+		list = append(list, AppendRow(nil, i, []byte(text)))
+	}
+	tokenRef, _ := admitReference(list)
+	for _, b := range []Budget{
+		{Limit: TokenLimit, Ceiling: TokenCeiling, MaxBytes: 9600, Reserve: 60},
+		{Limit: TokenLimit, Ceiling: TokenCeiling, MaxBytes: 40000},
+		{Limit: TokenLimit, Ceiling: TokenCeiling, MaxBytes: 1 << 30, Reserve: 100}, // the tokens stop first
+		{Limit: TokenLimit, Ceiling: TokenCeiling, MaxBytes: 10, Reserve: 5},        // not even one row
+	} {
+		// Reference: whole rows while the bytes fit, then the token rule's
+		// own prefix, whichever is shorter.
+		var byteRef []byte
+		for _, r := range list {
+			if len(byteRef)+len(r) > b.MaxBytes-b.Reserve {
+				break
+			}
+			byteRef = append(byteRef, r...)
+		}
+		want, byBytes := byteRef, true
+		if len(tokenRef) <= len(byteRef) {
+			want, byBytes = tokenRef, false
+		}
+		var buf bytes.Buffer
+		a := NewAdmitter(&buf, b)
+		for _, r := range list {
+			a.Admit(r)
+		}
+		if err := a.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		rep := a.Report()
+		if buf.String() != string(want) || !rep.Omitted || rep.Bytes != byBytes {
+			t.Errorf("%+v: %d bytes (report %+v), want %d bytes, by bytes %v", b, buf.Len(), rep, len(want), byBytes)
+		}
+		if buf.Len() > b.MaxBytes-b.Reserve {
+			t.Errorf("%+v: %d bytes pass the ceiling", b, buf.Len())
+		}
+		wantMsg := "15,000-token limit reached"
+		if byBytes {
+			wantMsg = errs.IncompleteBytes(b.MaxBytes).Msg
+		}
+		if got := Incomplete(&Printer{adm: a}).Msg; got != wantMsg {
+			t.Errorf("%+v: %q, want %q", b, got, wantMsg)
+		}
+	}
+	if got := (Budget{Limit: 1, Ceiling: 1, MaxBytes: 9600}).Stopped(true).Error(); got != "output_incomplete: 9,600-byte output limit reached" {
+		t.Errorf("%q", got)
 	}
 }

@@ -38,10 +38,13 @@ func AppendPrinted(dst []byte, r Row) []byte {
 
 // Incomplete is the error an engine returns when sink refused a row: the
 // result holds what fit. A sink with a budget (Printer, Collector) names
-// its limit, as the shell commands print it.
+// the bound that stopped it, as the shell commands print it.
 func Incomplete(sink Sink) *errs.Error {
-	if b, ok := sink.(interface{ Budget() Budget }); ok {
-		return errs.IncompleteTokens(b.Budget().Limit)
+	if b, ok := sink.(interface {
+		Budget() Budget
+		Report() Report
+	}); ok {
+		return b.Budget().Stopped(b.Report().Bytes)
 	}
 	return errs.New(errs.Incomplete, "the result was cut short")
 }

@@ -81,15 +81,6 @@ func Open(dir string) (*Root, error) {
 	return r, nil
 }
 
-// Cwd returns the workspace rooted at the canonical current directory.
-func Cwd() (*Root, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, errorf(CodeRead, "cannot determine the current directory: %v", err)
-	}
-	return Open(wd)
-}
-
 // Dir returns the canonical root directory.
 func (r *Root) Dir() string { return r.dir }
 

@@ -1,11 +1,11 @@
-package mcpserver
+package inspect
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/rowkit/rowkit/internal/inspect"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
 
@@ -38,9 +38,11 @@ func TestOutlineText(t *testing.T) {
 		{"t.md", "# A\n\n## B\n", "t.md: markdown, 3 lines\n1:327f heading # A\n3:cff8 heading ## B\n"},
 		{"t.txt", "hello\n", "t.txt: none, 6 bytes, no outline\n"},
 	} {
-		write(t, filepath.Join(dir, tc.name), tc.src)
+		if err := os.WriteFile(filepath.Join(dir, tc.name), []byte(tc.src), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		root, _ := workspace.Open(dir)
-		res, err := inspect.Inspect(context.Background(), root, tc.name)
+		res, err := Inspect(context.Background(), root, tc.name)
 		if err != nil {
 			t.Fatal(err)
 		}
