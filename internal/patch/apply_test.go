@@ -76,6 +76,29 @@ func TestApplyRejects(t *testing.T) {
 	}
 }
 
+// The defects a differential run found, each of which used to write: rm
+// dropped an edit and deleted the file (exit 0), and an invalid UTF-8 body
+// was written into the file byte for byte.
+func TestApplyRejectsWithoutWriting(t *testing.T) {
+	for _, c := range []struct{ script, reason string }{
+		{"in a.txt\ntype 1:8ed3 \"X\"\nrm\n", ReasonConflict},
+		{"in a.txt\nadd EOF <<PATCH\nb\xffd\nPATCH\n", ReasonSyntax},
+		{"new n.txt\nadd 1:8ed3 \"x\"\n", ReasonInitialization},
+	} {
+		root := workspaceWith(t, map[string]string{"a.txt": "alpha\n"})
+		res, err := Apply(context.Background(), root, c.script, Options{})
+		if errs.Code(err) != CodeRejected || len(res.Failures) != 1 || res.Failures[0].Reason != c.reason {
+			t.Errorf("%q: %+v %v", c.script, res, err)
+		}
+		if readFile(t, root.Dir(), "a.txt") != "alpha\n" {
+			t.Errorf("%q: a.txt changed", c.script)
+		}
+		if _, err := os.Lstat(filepath.Join(root.Dir(), "n.txt")); err == nil {
+			t.Errorf("%q: n.txt created", c.script)
+		}
+	}
+}
+
 func TestApplyLanguageSyntax(t *testing.T) {
 	good := "package p\n\nfunc f() int {\n\treturn 1\n}\n"
 	root := workspaceWith(t, map[string]string{"p.go": good, "broken.go": "package p\nfunc {\n", "d.json": "{\"a\": 1}\n"})

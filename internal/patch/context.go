@@ -78,7 +78,12 @@ func (f *fileState) staleReport(p *pending, refs []refUse) (reason, msg string, 
 			lines = append(lines, lineRange(r.line-1, r.line+1, n)...)
 			continue
 		case r.line > n:
-			reason = ReasonRowMissing
+			// Past the end with its hash nowhere: the row is gone. With
+			// its hash on other lines it is stale, and those lines are
+			// the candidates.
+			if len(where) == 0 && reason != ReasonRowMissing {
+				reason = ReasonRowMissing
+			}
 			parts = append(parts, fmt.Sprintf("%s is past the end: the file has %d lines", ref, n))
 			lines = append(lines, lineRange(n-contextRadius, n, n)...)
 		default:

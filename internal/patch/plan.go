@@ -179,11 +179,28 @@ func build(ws files, s *Script) *plan {
 				cur = nil
 				continue
 			}
+			if len(cur.pending) > 0 {
+				// Deleting the file would drop the content the script
+				// gave it; pending content is never discarded silently.
+				var ns []int
+				for _, p := range cur.pending {
+					ns = append(ns, p.cmd.N)
+				}
+				which := "the edit of command " + joinLines(ns, 5)
+				if len(ns) > 1 {
+					which = "the edits of commands " + joinLines(ns, 5)
+				}
+				fail(c, cur.path, ReasonConflict, fmt.Sprintf("rm would discard %s to %s: remove those edits or the rm", which, cur.path), nil)
+			}
 			cur.deleted = true
 			delete(byPath, cur.path)
 			cur = nil
 		case kindType, kindAdd, kindInit:
 			if cur == nil || cur.broken {
+				continue
+			}
+			if cur.created && (c.Target.Kind == TargetRows || c.Target.Kind == TargetText) {
+				fail(c, cur.path, ReasonInitialization, fmt.Sprintf("%s is created by this script (command %d) and has no rows or text to target: a new file takes its content from type VALUE, directly after new PATH", cur.path, cur.selCmd), nil)
 				continue
 			}
 			cur.pending = append(cur.pending, &pending{cmd: c, path: cur.path})
@@ -280,6 +297,10 @@ func (f *fileState) resolve() []Failure {
 			f.eof = &edit{cmd: c, path: p.path, value: c.Value, seq: seq}
 		case c.Target.Kind == TargetRows:
 			a, b := c.Target.Span.Start.Line+d, c.Target.Span.End.Line+d
+			if b < a {
+				fail(p, ReasonTargetOrder, fmt.Sprintf("the range %s ends before it starts: its rows are lines %d and %d", c.Target.Span, a, b), f.context(b, a, 0))
+				continue
+			}
 			if c.Kind == kindAdd {
 				f.edits = append(f.edits, &edit{cmd: c, path: p.path, start: x.Start(a), end: x.Start(a), value: addValue(c.Value, x, a), insert: true, seq: seq, startLine: a, endLine: a})
 				continue
