@@ -80,7 +80,7 @@ var outliners = map[*lang.Format]func(ctx context.Context, src []byte) (entries 
 	lang.TypeScript: outlineScript(lang.TypeScript),
 	lang.TSX:        outlineScript(lang.TSX),
 	lang.JavaScript: outlineScript(lang.JavaScript),
-	lang.Markdown:   plain(outlineMarkdown),
+	lang.Markdown:   outlineMarkdown,
 	lang.JSON:       plain(outlineJSON),
 }
 
