@@ -47,11 +47,18 @@ func Apply(ctx context.Context, root *workspace.Root, script string, opts Option
 	if len(fails) > 0 {
 		return reject(fails)
 	}
-	pl := build(root, s)
+	pl, err := build(ctx, root, s)
+	if err != nil {
+		return nil, stopped(err)
+	}
 	if len(pl.fails) > 0 {
 		return reject(pl.fails)
 	}
-	if fails := pl.checkSyntax(check); len(fails) > 0 {
+	fails, err = pl.checkSyntax(ctx, check)
+	if err != nil {
+		return nil, stopped(err)
+	}
+	if len(fails) > 0 {
 		return reject(fails)
 	}
 	var formatted []FormatRows
@@ -63,7 +70,9 @@ func Apply(ctx context.Context, root *workspace.Root, script string, opts Option
 	changes := pl.changes()
 	if opts.DryRun {
 		res.Status = StatusDryRun
-		res.Diff = pl.diff()
+		if res.Diff, err = pl.diff(ctx); err != nil {
+			return nil, stopped(err)
+		}
 		return res, nil
 	}
 	if len(changes) == 0 {
@@ -73,7 +82,7 @@ func Apply(ctx context.Context, root *workspace.Root, script string, opts Option
 	if err := ctx.Err(); err != nil {
 		return nil, errs.New(errs.Cancelled, "cancelled before anything was written")
 	}
-	err := root.Commit(changes)
+	err = root.Commit(changes)
 	var ce *workspace.ChangedError
 	switch {
 	case errors.As(err, &ce):
@@ -93,6 +102,11 @@ func Apply(ctx context.Context, root *workspace.Root, script string, opts Option
 	return res, nil
 }
 
+// stopped is the error of a script that ctx stopped before its commit.
+func stopped(err error) error {
+	return errs.New(errs.Cancelled, "cancelled before anything was written: "+err.Error())
+}
+
 func reject(fails []Failure) (*Result, error) {
 	f := fails[0]
 	msg := fmt.Sprintf("%d failure(s); first: command %d, reason %s", len(fails), f.Command, f.Reason)
@@ -100,18 +114,26 @@ func reject(fails []Failure) (*Result, error) {
 }
 
 // checkSyntax parses every changed file that parsed before the script.
-func (pl *plan) checkSyntax(check Checker) []Failure {
+// A done ctx stops it (the checker's answer is then not trusted).
+func (pl *plan) checkSyntax(ctx context.Context, check Checker) ([]Failure, error) {
 	var fails []Failure
 	for _, f := range pl.files {
 		if f.deleted || !f.diff {
 			continue
 		}
-		line, msg, bad := check(f.dest, f.out)
+		line, msg, bad := check(ctx, f.dest, f.out)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if !bad {
 			continue
 		}
 		if !f.created {
-			if _, _, wasBad := check(f.target, f.base); wasBad {
+			_, _, wasBad := check(ctx, f.target, f.base)
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			if wasBad {
 				continue // already broken: not held to it
 			}
 		}
@@ -128,7 +150,7 @@ func (pl *plan) checkSyntax(check Checker) []Failure {
 		}
 		fails = append(fails, fail)
 	}
-	return fails
+	return fails, nil
 }
 
 // culprit is the edit that most plausibly broke line l of the new content:

@@ -129,7 +129,7 @@ func TestApplyLanguageSyntax(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The checker is a parameter: a custom one is used.
-	_, err = Apply(context.Background(), root, "in a.txt\n", Options{Check: func(string, []byte) (int, string, bool) { return 1, "no", true }})
+	_, err = Apply(context.Background(), root, "in a.txt\n", Options{Check: func(context.Context, string, []byte) (int, string, bool) { return 1, "no", true }})
 	if errs.Code(err) != CodeRejected {
 		// a.txt does not exist here: file-path, not the checker.
 		t.Log(err)
@@ -142,7 +142,7 @@ func TestApplyLanguageSyntax(t *testing.T) {
 func TestApplyConcurrentWriter(t *testing.T) {
 	root := workspaceWith(t, map[string]string{"a.txt": "alpha\nbeta\ngamma\n"})
 	p := filepath.Join(root.Dir(), "a.txt")
-	sneak := func(string, []byte) (int, string, bool) {
+	sneak := func(context.Context, string, []byte) (int, string, bool) {
 		os.WriteFile(p, []byte("alpha\nBETA!\ngamma\n"), 0o644)
 		return 0, "", false
 	}
@@ -267,6 +267,54 @@ func TestDiffAppliesWithGit(t *testing.T) {
 		}
 		if want := readFile(t, root2.Dir(), "f.txt"); got != want {
 			t.Fatalf("round %d: git apply gives %q, hpatch %q\n%s", round, got, want, res.Diff)
+		}
+	}
+}
+
+// cancelAfter is a context that reports cancellation from the k-th call of
+// Err on, so a script is stopped at a known point without a clock.
+type cancelAfter struct {
+	context.Context
+	k, calls int
+}
+
+func (c *cancelAfter) Err() error {
+	if c.calls++; c.calls >= c.k {
+		return context.Canceled
+	}
+	return nil
+}
+
+// A done ctx stops the engine between the targets of a long script, in the
+// syntax check and in the diff: cancelled, nothing written. A run that
+// never cancels counts the checks; then each stop point is tried.
+func TestApplyStopsOnCancel(t *testing.T) {
+	var file, script strings.Builder
+	script.WriteString("in a.json\n")
+	file.WriteString("[\n")
+	for i := range 1000 {
+		line := fmt.Sprintf("%d,", i)
+		file.WriteString(line + "\n")
+		fmt.Fprintf(&script, "type %s \"%d,\"\n", ref(i+2, line), -i)
+	}
+	file.WriteString("0]\n")
+	files := map[string]string{"a.json": file.String()}
+	count := &cancelAfter{Context: context.Background(), k: 1 << 30}
+	if _, err := Apply(count, workspaceWith(t, files), script.String(), Options{DryRun: true}); err != nil {
+		t.Fatal(err)
+	}
+	n := count.calls
+	if n < 1000 {
+		t.Fatalf("%d checks for 1000 targets", n)
+	}
+	for _, k := range []int{1, 2, n / 2, n - 1, n} {
+		root := workspaceWith(t, files)
+		res, err := Apply(&cancelAfter{Context: context.Background(), k: k}, root, script.String(), Options{})
+		if errs.Code(err) != errs.Cancelled || res != nil {
+			t.Fatalf("cancelled at check %d of %d: %+v %v", k, n, res, err)
+		}
+		if readFile(t, root.Dir(), "a.json") != file.String() {
+			t.Fatal("written")
 		}
 	}
 }

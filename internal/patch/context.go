@@ -65,11 +65,10 @@ func (f *fileState) staleReport(p *pending, refs []refUse) (reason, msg string, 
 	reason = ReasonRowStale
 	for _, r := range refs {
 		ref := fmt.Sprintf("%d:%04x", r.line, r.hash)
-		var where []int
-		for i, h := range hashes {
-			if h == r.hash {
-				where = append(where, i+1)
-			}
+		all := f.hashIndex().at(r.hash)
+		var where []int // the first few, for the message and the rows
+		for _, l := range all[:min(len(all), 6)] {
+			where = append(where, int(l))
 		}
 		valid := r.line <= n && hashes[r.line-1] == r.hash
 		switch {
@@ -81,7 +80,7 @@ func (f *fileState) staleReport(p *pending, refs []refUse) (reason, msg string, 
 			// Past the end with its hash nowhere: the row is gone. With
 			// its hash on other lines it is stale, and those lines are
 			// the candidates.
-			if len(where) == 0 && reason != ReasonRowMissing {
+			if len(all) == 0 && reason != ReasonRowMissing {
 				reason = ReasonRowMissing
 			}
 			parts = append(parts, fmt.Sprintf("%s is past the end: the file has %d lines", ref, n))
@@ -91,12 +90,12 @@ func (f *fileState) staleReport(p *pending, refs []refUse) (reason, msg string, 
 			lines = append(lines, lineRange(r.line-contextRadius, r.line+contextRadius, n)...)
 		}
 		switch {
-		case len(where) == 0:
+		case len(all) == 0:
 			parts = append(parts, "no line has hash "+ref[strings.IndexByte(ref, ':')+1:])
-		case len(where) == 1:
+		case len(all) == 1:
 			parts = append(parts, fmt.Sprintf("its hash is on line %d only, a shift of %+d that nothing else in this script confirms", where[0], where[0]-r.line))
 		default:
-			parts = append(parts, fmt.Sprintf("its hash is on %d lines (%s), which is ambiguous", len(where), joinLines(where, 5)))
+			parts = append(parts, fmt.Sprintf("its hash is on %d lines (%s), which is ambiguous", len(all), joinLines(where, 5)))
 		}
 		for i, w := range where {
 			if i == maxCandidates {

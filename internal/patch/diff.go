@@ -2,6 +2,7 @@ package patch
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -14,9 +15,12 @@ const diffContext = 3
 // diff is the unified diff of the plan, git style, one file after another.
 // Changes are found from the edits themselves (each widened to whole
 // lines), not by comparing the files, so it is exact and linear.
-func (pl *plan) diff() string {
+func (pl *plan) diff(ctx context.Context) (string, error) {
 	var b strings.Builder
 	for _, f := range pl.files {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
 		if !f.diff || f.deleted && f.created {
 			continue
 		}
@@ -63,7 +67,7 @@ func (pl *plan) diff() string {
 		}
 		writeHunks(&b, changes, ol, nl)
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 // change replaces old lines [oa, oa+on) with new lines [na, na+nn) (0-based).

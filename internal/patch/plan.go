@@ -2,6 +2,7 @@ package patch
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -32,6 +33,7 @@ type fileState struct {
 	base   []byte
 	idx    *rows.Index
 	hashes []uint16
+	byHash *hashIndex
 	mode   fs.FileMode
 
 	created bool // by new
@@ -77,8 +79,10 @@ type plan struct {
 	fails []Failure
 }
 
-// build resolves a parsed script against the workspace.
-func build(ws files, s *Script) *plan {
+// build resolves a parsed script against the workspace. It stops with
+// ctx's error between commands and files: a target's search is linear in
+// its file, but a script may hold many.
+func build(ctx context.Context, ws files, s *Script) (*plan, error) {
 	pl := &plan{}
 	byPath := map[string]*fileState{}   // live files by current clean path
 	byTarget := map[string]*fileState{} // every file by canonical target at the start
@@ -117,6 +121,9 @@ func build(ws files, s *Script) *plan {
 		return "", "", false
 	}
 	for i := range s.Commands {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		c := &s.Commands[i]
 		switch c.Kind {
 		case kindIn:
@@ -207,7 +214,11 @@ func build(ws files, s *Script) *plan {
 		}
 	}
 	for _, f := range pl.files {
-		pl.fails = append(pl.fails, f.resolve()...)
+		fails, err := f.resolve(ctx)
+		if err != nil {
+			return nil, err
+		}
+		pl.fails = append(pl.fails, fails...)
 	}
 	sort.SliceStable(pl.fails, func(i, j int) bool { return pl.fails[i].Command < pl.fails[j].Command })
 	if len(pl.fails) == 0 {
@@ -215,7 +226,7 @@ func build(ws files, s *Script) *plan {
 			f.render()
 		}
 	}
-	return pl
+	return pl, nil
 }
 
 // pathMessage is the one-line explanation of a workspace error.
@@ -224,6 +235,13 @@ func pathMessage(err error) string {
 		return e.Msg + " (" + e.Code + ")"
 	}
 	return err.Error()
+}
+
+func (f *fileState) hashIndex() *hashIndex {
+	if f.byHash == nil {
+		f.byHash = newHashIndex(f.lineHashes())
+	}
+	return f.byHash
 }
 
 func (f *fileState) lineHashes() []uint16 {
@@ -251,7 +269,7 @@ func refsOf(t *Target) []refUse {
 
 // resolve turns the file's pending commands into edits against its
 // baseline, and checks that the edits do not conflict.
-func (f *fileState) resolve() []Failure {
+func (f *fileState) resolve(ctx context.Context) ([]Failure, error) {
 	var fails []Failure
 	fail := func(p *pending, reason, msg string, rs []rows.Record) {
 		fails = append(fails, Failure{Command: p.cmd.N, Op: p.cmd.Op(), Path: p.path, Reason: reason, Message: msg, Rows: rs})
@@ -277,6 +295,9 @@ func (f *fileState) resolve() []Failure {
 		}
 	}
 	for seq, p := range f.pending {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		c := p.cmd
 		d, ok := shift[p]
 		if refsOf(&c.Target) != nil && !ok {
@@ -328,7 +349,7 @@ func (f *fileState) resolve() []Failure {
 	if len(fails) == 0 {
 		fails = append(fails, f.conflicts()...)
 	}
-	return fails
+	return fails, nil
 }
 
 // typeValue applies the terminator rule of a row replacement: a value that

@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,7 +37,11 @@ func planFor(t *testing.T, root *workspace.Root, script string) *plan {
 	if len(fails) > 0 {
 		t.Fatalf("parse: %+v", fails)
 	}
-	return build(root, s)
+	pl, err := build(context.Background(), root, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl
 }
 
 // ref returns LINE:HASH of text at line.
