@@ -204,11 +204,12 @@ func formatFailures(fs []patch.Failure) string {
 	return patch.FailureReport(fs, reportBudget, "hpatch: ")
 }
 
-// formatResult prints a success: the diff of a dry run, or the file actions
-// and the rows at each edit's edges.
+// formatResult prints a success: the diff of a dry run (empty when nothing
+// changes), or the file actions and the rows at each edit's edges, within
+// the token budget.
 func formatResult(res *patch.Result) string {
-	if res.Status == patch.StatusDryRun {
-		return res.Diff // the diff alone, empty when nothing changes
+	if res.Status == patch.StatusDryRun && res.Diff == "" {
+		return ""
 	}
 	return patch.Report(res, reportBudget)
 }

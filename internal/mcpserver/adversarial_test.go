@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rowkit/rowkit/internal/rows"
 )
 
 const secret = "TOPSECRET-0xC0FFEE"
@@ -368,6 +370,57 @@ func TestInvalidArgumentsBounded(t *testing.T) {
 		}
 		if !strings.Contains(text(res), "bytes left out") {
 			t.Errorf("%s: %q does not say what it left out", c.tool, text(res)[:min(len(text(res)), 300)])
+		}
+	}
+}
+
+// An edit against a file with a 20 MB line: the rejection's repair rows and
+// the dry run's diff show the line clamped, and the whole answer, text and
+// structured, stays within the verified-row budget (a rejection against a
+// 100 MB line answered 100 MB, a dry run on a 200 MB line 629 MB).
+func TestEditHugeLineBounded(t *testing.T) {
+	root := canon(t, t.TempDir())
+	huge := strings.Repeat("x", 20<<20)
+	write(t, filepath.Join(root, "f.txt"), "alpha\n"+huge+"\nomega\n")
+	cs := connect(t, newServer(t, Options{Roots: []string{root}}), nil)
+	hugeRow := rows.RefOf(2, []byte(huge)).String()
+	// 2,000 failures, each with the huge line among its repair rows.
+	var many strings.Builder
+	many.WriteString("in f.txt\n")
+	for range 2000 {
+		many.WriteString("type 3:0000 \"x\"\n")
+	}
+	for _, c := range []struct {
+		name, script string
+		dry          bool
+	}{
+		{"rejection", "in f.txt\ntype 3:0000 \"x\"\n", false},
+		{"many rejections", many.String(), false},
+		{"dry run", "in f.txt\ntype " + hugeRow + " \"y\"\n", true},
+	} {
+		res := call(t, cs, "edit", map[string]any{"script": c.script, "dry_run": c.dry})
+		sc, _ := json.Marshal(res.StructuredContent)
+		txt := text(res)
+		if n := rows.CountTokens(txt); n > rows.DefaultBudget.Ceiling+100 {
+			t.Errorf("%s: text of %d tokens", c.name, n)
+		}
+		// The structured result carries what the text admitted.
+		if len(sc) > 2*len(txt)+4096 {
+			t.Errorf("%s: structuredContent of %d bytes for %d of text", c.name, len(sc), len(txt))
+		}
+		if !c.dry && (!strings.Contains(txt, hugeRow+" xxx") || !strings.Contains(string(sc), `"hash":"`+hugeRow[2:]+`"`) || !strings.Contains(string(sc), `"clamped":true`)) {
+			t.Errorf("%s: the huge row %s is not shown clamped: %.300s", c.name, hugeRow, txt)
+		}
+		if c.dry && !strings.Contains(txt, "\\ clamped: 2000 of 20971520 characters shown") {
+			t.Errorf("%s: %.300s", c.name, txt)
+		}
+		m := structured(t, res)
+		if c.name == "many rejections" {
+			tr, _ := m["truncated"].(map[string]any)
+			kept, _ := m["failures"].([]any)
+			if tr == nil || int(tr["failures"].(float64))+len(kept) != 2000 || !strings.Contains(txt, "more failures left out") {
+				t.Errorf("%s: kept %d failures, truncated %v", c.name, len(kept), tr)
+			}
 		}
 	}
 }

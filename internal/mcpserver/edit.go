@@ -31,7 +31,7 @@ const EditDescription = `Edits files with an HPATCH/2 script, all files at once 
   mv PATH | rm        move or delete the selected file
   type TARGET VALUE   replace every span TARGET selects with VALUE ("" deletes)
   add DEST VALUE      insert VALUE before DEST (a ROW, a text target, or EOF)
-TARGET is a verified row LINE:HASH (the whole line with its terminator), a range ROW..ROW, "TEXT" [N] (the first N exact matches) or ROW "TEXT" [N]. VALUE is a JSON string, or <<PATCH followed by literal lines and a line PATCH. A replacement without a final newline keeps the target's. Every target resolves against the files as they were when the script started. Copy LINE:HASH rows from read_file, search or inspect_file; a stale row is rejected with the current rows around it, usable in the next script. The result lists at most 200 edits, 50 failures and 256 KiB of diff; "truncated" counts what was left out.`
+TARGET is a verified row LINE:HASH (the whole line with its terminator), a range ROW..ROW, "TEXT" [N] (the first N exact matches) or ROW "TEXT" [N]. VALUE is a JSON string, or <<PATCH followed by literal lines and a line PATCH. A replacement without a final newline keeps the target's. Every target resolves against the files as they were when the script started. Copy LINE:HASH rows from read_file, search or inspect_file; a stale row is rejected with the current rows around it, usable in the next script. The result stays within 15,000 tokens and lists at most 200 edits, 50 failures and 256 KiB of diff; "truncated" counts what was left out. A line longer than 2000 characters is shown clamped ("clamped": true); its hash still covers the whole line.`
 
 func (s *Server) addEdit() {
 	in := mustSchema[EditInput]()
@@ -69,13 +69,11 @@ func (s *Server) edit(ctx context.Context, req *mcp.CallToolRequest, in EditInpu
 }
 
 // editText is what hpatch prints: the failures with their repair rows, or
-// the file actions and the rows at each edit's edges, or the diff.
+// the file actions and the rows at each edit's edges, or the diff, within
+// the verified-row budget; the structured result is cut to what it admits.
 func editText(res *patch.Result, err error) string {
-	switch {
-	case len(res.Failures) > 0:
-		return patch.FailureReport(res.Failures, rows.DefaultBudget, "edit: ")
-	case err != nil:
+	if len(res.Failures) == 0 && err != nil {
 		return failureText(failureOf(err, nil))
 	}
-	return patch.Report(res, rows.DefaultBudget)
+	return res.Within(rows.DefaultBudget, "edit: ")
 }

@@ -141,7 +141,7 @@ func (pl *plan) checkSyntax(ctx context.Context, check Checker) ([]Failure, erro
 		x, _ := rows.NewIndex(f.out)
 		var prop []rows.Record
 		for l := max(1, line-2); x != nil && l <= min(x.Count(), line+2); l++ {
-			prop = append(prop, rows.Record{Line: l, Hash: rows.Hash(x.Text(l)), Text: string(x.Text(l))})
+			prop = append(prop, rows.ClampedRecord(l, x.Text(l)))
 		}
 		fail := Failure{Op: "type", Path: f.path, Reason: ReasonLanguageSyntax,
 			Message: fmt.Sprintf("the new content does not parse: line %d: %s", line, msg), Proposed: prop}
@@ -249,6 +249,7 @@ func (pl *plan) result() *Result {
 		if err != nil {
 			continue
 		}
+		rec := &recorder{x: x}
 		all := append([]*edit(nil), f.edits...)
 		if f.eof != nil {
 			all = append(all, f.eof)
@@ -257,7 +258,7 @@ func (pl *plan) result() *Result {
 			if e.outEnd == e.outStart && e.start == e.end && e != f.eof {
 				continue // an empty insertion
 			}
-			res.Edits = append(res.Edits, EditRows{Command: e.cmd.N, Op: e.cmd.Op(), Path: f.path, Rows: edgeRows(x, e)})
+			res.Edits = append(res.Edits, EditRows{Command: e.cmd.N, Op: e.cmd.Op(), Path: f.path, Rows: edgeRows(rec, e)})
 		}
 	}
 	return res
@@ -265,7 +266,8 @@ func (pl *plan) result() *Result {
 
 // edgeRows are the rows before and after an edit's new text and its first
 // and last rows.
-func edgeRows(x *rows.Index, e *edit) []rows.Record {
+func edgeRows(rec *recorder, e *edit) []rows.Record {
+	x := rec.x
 	n := x.Count()
 	if n == 0 {
 		return []rows.Record{}
@@ -293,7 +295,7 @@ func edgeRows(x *rows.Index, e *edit) []rows.Record {
 			continue
 		}
 		last = l
-		out = append(out, rows.Record{Line: l, Hash: rows.Hash(x.Text(l)), Text: string(x.Text(l))})
+		out = append(out, rec.record(l))
 	}
 	return out
 }

@@ -36,9 +36,37 @@ func lineRange(a, b, n int) []int {
 	return out
 }
 
+// recorder makes the clamped records of one text's lines, remembering
+// those of long lines: a result may name one line many times (every
+// failure near it, every edit beside it), and hashing a line of hundreds of
+// megabytes each time made k failures cost k times the line.
+type recorder struct {
+	x    *rows.Index
+	long map[int]rows.Record
+}
+
+func (r *recorder) record(l int) rows.Record {
+	t := r.x.Text(l)
+	if len(t) <= rows.MaxLineChars {
+		return rows.ClampedRecord(l, t)
+	}
+	if rec, ok := r.long[l]; ok {
+		return rec
+	}
+	if r.long == nil {
+		r.long = map[int]rows.Record{}
+	}
+	rec := rows.ClampedRecord(l, t)
+	r.long[l] = rec
+	return rec
+}
+
 // records returns the baseline rows of the given lines, sorted, without
 // duplicates, at most maxContextRows of them.
 func (f *fileState) records(lines []int) []rows.Record {
+	if f.rec == nil {
+		f.rec = &recorder{x: f.idx}
+	}
 	sort.Ints(lines)
 	var out []rows.Record
 	last := 0
@@ -47,8 +75,7 @@ func (f *fileState) records(lines []int) []rows.Record {
 			continue
 		}
 		last = l
-		t := f.idx.Text(l)
-		out = append(out, rows.Record{Line: l, Hash: rows.Hash(t), Text: string(t)})
+		out = append(out, f.rec.record(l))
 		if len(out) == maxContextRows {
 			break
 		}
@@ -124,7 +151,7 @@ func (f *fileState) occurrenceMessage(c *Command, found, d int) string {
 	if c.Target.Anchored {
 		where = fmt.Sprintf("from line %d on", c.Target.Anchor.Line+d)
 	}
-	return fmt.Sprintf("%s occurs %d times %s, %d wanted", strconv.Quote(c.Target.Needle), found, where, c.Target.Count)
+	return fmt.Sprintf("%s occurs %d times %s, %d wanted", quoteClamped(c.Target.Needle), found, where, c.Target.Count)
 }
 
 // occurrenceRows shows where the matches that were found are, and the rows
@@ -139,4 +166,14 @@ func (f *fileState) occurrenceRows(c *Command, found []int, d int) []rows.Record
 		lines = append(lines, f.idx.LineAt(at))
 	}
 	return f.records(lines)
+}
+
+// quoteClamped quotes script text for a message, clamped like a row: a
+// message is one line, however long the text the script gave.
+func quoteClamped(s string) string {
+	shown, chars := rows.Clamp([]byte(s), rows.MaxLineChars)
+	if chars == 0 {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%s... (%d characters)", strconv.Quote(string(shown)), chars)
 }

@@ -222,8 +222,19 @@ func hunkRange(a, n int) string {
 	return fmt.Sprintf("%d,%d", a+1, n)
 }
 
+// diffLine writes one line of a hunk. A line longer than rows.MaxLineChars
+// characters is clamped like a row, with a marker line in the place of
+// git's "\ No newline at end of file": a diff is a preview, and a line of
+// hundreds of megabytes would make it (and the result that carries it) as
+// large. Such a diff no longer applies with git apply; every other does.
 func diffLine(b *strings.Builder, mark byte, line []byte) {
 	b.WriteByte(mark)
+	text := bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+	if shown, chars := rows.Clamp(text, rows.MaxLineChars); chars > 0 {
+		b.Write(shown)
+		fmt.Fprintf(b, "\n\\ clamped: %d of %d characters shown\n", rows.MaxLineChars, chars)
+		return
+	}
 	b.Write(line)
 	if len(line) == 0 || !endsWithTerm(string(line[len(line)-1:])) {
 		b.WriteString("\n\\ No newline at end of file\n")

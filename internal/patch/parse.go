@@ -102,7 +102,7 @@ type Failure struct {
 
 // Line is the failure's first line: OP: command N, path "PATH", reason REASON: MESSAGE.
 func (f *Failure) Line() string {
-	return fmt.Sprintf("%s: command %d, path %s, reason %s: %s", f.Op, f.Command, strconv.Quote(f.Path), f.Reason, f.Message)
+	return fmt.Sprintf("%s: command %d, path %s, reason %s: %s", f.Op, f.Command, quoteClamped(f.Path), f.Reason, f.Message)
 }
 
 // Parse parses an HPATCH/2 script. It reports every syntax error it finds,
@@ -312,7 +312,7 @@ func tokenize(s string) ([]token, string) {
 			}
 			if n < len(s) && s[n] != ' ' && s[n] != '\t' {
 				toks = append(toks, token{text: s[:n], str: true, val: val})
-				return toks, fmt.Sprintf("a quoted string must be followed by a space or the end of the line, not %q", s[n:])
+				return toks, fmt.Sprintf("a quoted string must be followed by a space or the end of the line, not %s", quoteClamped(s[n:]))
 			}
 			toks = append(toks, token{text: s[:n], str: true, val: val})
 			s = s[n:]
@@ -433,14 +433,14 @@ func (p *parser) command(cmd *Command, verb, rest string, toks []token) (reason,
 		if verb == "" {
 			return ReasonSyntax, "empty command"
 		}
-		return ReasonSyntax, fmt.Sprintf("unknown command %q; commands are in, new, mv, rm, type and add", verb)
+		return ReasonSyntax, fmt.Sprintf("unknown command %s; commands are in, new, mv, rm, type and add", quoteClamped(verb))
 	}
 	if len(toks) == 0 {
 		return ReasonSyntax, verb + " needs a value: a JSON string or <<PATCH"
 	}
 	last := toks[len(toks)-1]
 	if !last.str {
-		return ReasonSyntax, fmt.Sprintf("%s must end with its value, a JSON string or <<PATCH (got %q)", verb, last.text)
+		return ReasonSyntax, fmt.Sprintf("%s must end with its value, a JSON string or <<PATCH (got %s)", verb, quoteClamped(last.text))
 	}
 	cmd.Value = last.val
 	ops := toks[:len(toks)-1]
@@ -520,7 +520,7 @@ func parseTarget(verb string, ops []token) (Target, string, string) {
 			ra, err1 := rows.ParseRef(a)
 			rb, err2 := rows.ParseRef(b)
 			if err1 != nil || err2 != nil {
-				return t, ReasonSyntax, fmt.Sprintf("malformed range %q; want LINE:HASH..LINE:HASH", first.text)
+				return t, ReasonSyntax, fmt.Sprintf("malformed range %s; want LINE:HASH..LINE:HASH", quoteClamped(first.text))
 			}
 			// The order is judged on the rows the range resolves to
 			// (plan.go), not on the numbers as written: a range whose
@@ -531,7 +531,7 @@ func parseTarget(verb string, ops []token) (Target, string, string) {
 		}
 		r, err := rows.ParseRef(first.text)
 		if err != nil {
-			return t, ReasonSyntax, fmt.Sprintf("malformed target %q; want LINE:HASH, LINE:HASH..LINE:HASH, \"TEXT\" or EOF", first.text)
+			return t, ReasonSyntax, fmt.Sprintf("malformed target %s; want LINE:HASH, LINE:HASH..LINE:HASH, \"TEXT\" or EOF", quoteClamped(first.text))
 		}
 		if len(ops) == 1 {
 			t.Kind = TargetRows
@@ -571,7 +571,7 @@ func parseTarget(verb string, ops []token) (Target, string, string) {
 		t.CountText = ct.text
 		n, err := strconv.Atoi(ct.text)
 		if err != nil || n < 1 || n > maxCount || !digits(ct.text) || ct.text[0] == '0' {
-			return t, ReasonInvalidCount, fmt.Sprintf("the count %s is not a number from 1 to %d without leading zeros; a text target is [LINE:HASH] \"TEXT\" [N]", strconv.Quote(ct.text), maxCount)
+			return t, ReasonInvalidCount, fmt.Sprintf("the count %s is not a number from 1 to %d without leading zeros; a text target is [LINE:HASH] \"TEXT\" [N]", quoteClamped(ct.text), maxCount)
 		}
 		t.Count = n
 		i++

@@ -34,6 +34,7 @@ type fileState struct {
 	idx    *rows.Index
 	hashes []uint16
 	byHash *hashIndex
+	rec    *recorder // the baseline's records
 	mode   fs.FileMode
 
 	created bool // by new
