@@ -6,8 +6,9 @@
 // its own process group. Stopping it (context cancelled, timeout, or Stop)
 // sends SIGTERM to the whole group, then SIGKILL after a grace period; when
 // the leader exits, whatever is left of its group is killed too, so no
-// grandchild outlives the call. Output goes to bounded writers (Capture,
-// Limit) or to a pipe the caller reads.
+// grandchild outlives the call. Every process gets SIGKILL when this
+// process dies, however it dies (Pdeathsig). Output goes to bounded writers
+// (Capture, Limit) or to a pipe the caller reads.
 package proc
 
 import (
@@ -17,6 +18,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -125,7 +127,7 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	}
 	cmd.Stdin = s.Stdin
 	cmd.ExtraFiles = s.ExtraFiles
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	p := &Process{cmd: cmd, grace: s.Grace, exited: make(chan struct{}), done: make(chan struct{})}
 	if p.grace <= 0 {
 		p.grace = DefaultGrace
@@ -178,7 +180,7 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 		return nil, err
 	}
 	p.start = time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := startLocked(cmd); err != nil {
 		closeAll()
 		if p.Stdout != nil {
 			p.Stdout.Close()
@@ -237,6 +239,35 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 		}
 	}()
 	return p, nil
+}
+
+// Pdeathsig is sent when the thread that forked the child exits, not the
+// process: Go may fork from any thread, and a thread exits when a
+// goroutine that locked it returns without unlocking, which would kill
+// children that should live on. So every child is forked from one
+// goroutine locked to its thread for the life of the process.
+var (
+	starts    = make(chan startRequest)
+	startOnce sync.Once
+)
+
+type startRequest struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func startLocked(cmd *exec.Cmd) error {
+	startOnce.Do(func() { go starter() })
+	r := startRequest{cmd, make(chan error, 1)}
+	starts <- r
+	return <-r.done
+}
+
+func starter() {
+	runtime.LockOSThread() // never unlocked: the thread lives as long as the process
+	for r := range starts {
+		r.done <- r.cmd.Start()
+	}
 }
 
 // limitMemory sets pid's RLIMIT_AS, soft and hard, to n bytes.
