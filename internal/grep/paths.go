@@ -51,7 +51,7 @@ func checkPath(root *workspace.Root, dir, req string, isPath bool) (string, erro
 		if err != nil {
 			return "", err
 		}
-		name, arg = filepath.Join(root.Dir(), target), clean
+		name, arg = filepath.Join(root.ProcDir(), target), clean
 	}
 	fi, err := os.Stat(name)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {

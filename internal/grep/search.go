@@ -147,13 +147,10 @@ func Search(ctx context.Context, plan *Plan, cfg Config, sink rows.Sink) (*Resul
 		if plan.Follow {
 			return nil, errs.Usagef("-L/--follow is refused in a confined search: a link could lead out of the workspace")
 		}
-		dir = cfg.Root.Dir()
-		var err error
-		root, err = os.OpenRoot(dir)
-		if err != nil {
-			return nil, errs.Errorf(CodeRead, "cannot open the workspace: %v", regfile.Cause(err))
-		}
-		defer root.Close()
+		// The root as it was opened, whatever its path names now: rg
+		// runs in it through /proc/self/fd.
+		dir = cfg.Root.ProcDir()
+		root = cfg.Root.FS()
 		open = func(p string) (*os.File, error) {
 			f, _, err := regfile.Open(root.Stat, root.OpenFile, p)
 			if err != nil && strings.Contains(err.Error(), "escapes") {

@@ -424,3 +424,60 @@ func TestEditHugeLineBounded(t *testing.T) {
 		}
 	}
 }
+
+// The root directory is replaced by a symlink to another directory in the
+// middle of a session (renamed away, a link put in its place): no call may
+// reach the other directory. The file tools keep serving the directory the
+// server opened; the repository tool, which runs git by path, refuses.
+func TestRootSwappedForSymlink(t *testing.T) {
+	parent := canon(t, t.TempDir())
+	root, other := filepath.Join(parent, "root"), filepath.Join(parent, "other")
+	write(t, filepath.Join(root, "a.txt"), "inside\n")
+	write(t, filepath.Join(root, "a.md"), "# inside\n")
+	newRepo(t, root)
+	write(t, filepath.Join(other, "a.txt"), secret+"\n")
+	write(t, filepath.Join(other, "a.md"), "# "+secret+"\n")
+	newRepo(t, other)
+	cs := connect(t, newServer(t, Options{Roots: []string{root}}), nil)
+	if res := call(t, cs, "read_file", map[string]any{"path": "a.txt"}); !strings.Contains(text(res), "inside") {
+		t.Fatalf("before the swap: %s", text(res))
+	}
+	if err := os.Rename(root, root+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, root); err != nil {
+		t.Fatal(err)
+	}
+	row := rows.RefOf(1, []byte("inside")).String()
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string // in the result; "" for a refusal
+	}{
+		{"read_file", map[string]any{"path": "a.txt"}, "inside"},
+		{"read_file", map[string]any{"path": filepath.Join(root, "a.txt")}, "inside"},
+		{"inspect_file", map[string]any{"path": "a.md"}, "inside"},
+		{"search", map[string]any{"pattern": "inside|" + secret}, "inside"},
+		{"search", map[string]any{"pattern": "inside|" + secret, "paths": []string{"a.txt"}}, "inside"},
+		{"edit", map[string]any{"script": "in a.txt\ntype " + row + " \"edited\"\n"}, "modified"},
+		{"read_file", map[string]any{"path": "a.txt"}, "edited"},
+		{"inspect_repository", map[string]any{"repo_path": "."}, ""},
+	} {
+		res := call(t, cs, c.tool, c.args)
+		b, _ := json.Marshal(res)
+		switch {
+		case strings.Contains(string(b), secret):
+			t.Errorf("%s %v reached the other directory: %s", c.tool, c.args, b)
+		case c.want == "" && failureCode(t, res) != "outside_workspace":
+			t.Errorf("%s %v: %s", c.tool, c.args, b)
+		case c.want != "" && (res.IsError || !strings.Contains(text(res), c.want)):
+			t.Errorf("%s %v: want %q: %s", c.tool, c.args, c.want, b)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(other, "a.txt")); string(got) != secret+"\n" {
+		t.Errorf("the other directory was written: %q", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(root+".moved", "a.txt")); string(got) != "edited\n" {
+		t.Errorf("the served directory holds %q", got)
+	}
+}

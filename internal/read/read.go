@@ -543,7 +543,7 @@ func (r *reader) verify(f *os.File, sc *scanResult) error {
 	if err != nil {
 		return changed("the path no longer resolves")
 	}
-	again, err := os.Lstat(filepath.Join(r.root.Dir(), target))
+	again, err := r.root.FS().Lstat(target)
 	if err != nil || !os.SameFile(again, now) {
 		return changed("the path now names another file")
 	}
