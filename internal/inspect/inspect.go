@@ -155,6 +155,11 @@ func outline(ctx context.Context, f *lang.Format, path string, src []byte) (d Da
 		err = ctx.Err()
 	}
 	if err != nil {
+		if e, ok := errs.As(err); ok && e.Code != errs.Cancelled {
+			// A parser that gave up (lang's internal) is inspect_file's
+			// parse: one vocabulary per tool.
+			return Data{}, errs.New(CodeParse, fmt.Sprintf("the %s parser failed on %s: %s", f.Name, path, e.Msg))
+		}
 		if _, ok := errs.As(err); ok {
 			return Data{}, err
 		}

@@ -22,6 +22,11 @@ type handler[In, Out any] func(ctx context.Context, req *mcp.CallToolRequest, in
 // because on a 2,000-line read the validation cost more than the read.
 var checkOutputs = false
 
+// checkCodes, when set (by the tests), sees the structuredContent of every
+// result, failures included, and refuses a code that is not in the tool's
+// vocabulary (errs.Vocabularies): the whole suite keeps the table true.
+var checkCodes func(tool string, structured []byte) error
+
 // register adds a typed tool, as mcp.AddTool does (the input schema
 // validates and decodes the arguments; the output schema describes the
 // result), with two differences that serve the three failure layers and
@@ -46,34 +51,45 @@ func register[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 		panic(fmt.Sprintf("register %s: output schema: %v", t.Name, err))
 	}
 	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		v, err := decodeArgs[In](req.Params.Arguments, inR)
-		if err != nil {
-			return failed(err), nil
-		}
-		res, value, err := h(ctx, req, v)
-		if err != nil {
-			return failed(err), nil
-		}
-		b, err := encode(value)
-		if err != nil {
-			return nil, fmt.Errorf("encoding the %s result: %w", t.Name, err)
-		}
-		if checkOutputs {
-			var doc any
-			json.Unmarshal(b, &doc)
-			if err := outR.Validate(doc); err != nil {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: the result does not match the output schema: %v", t.Name, err)}
+		res, err := runTool(ctx, req, t.Name, h, inR, outR)
+		if err == nil && checkCodes != nil {
+			if cerr := checkCodes(t.Name, res.StructuredContent.(json.RawMessage)); cerr != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: cerr.Error()}
 			}
 		}
-		if res == nil {
-			res = &mcp.CallToolResult{}
-		}
-		res.StructuredContent = json.RawMessage(b)
-		if res.Content == nil {
-			res.Content = []mcp.Content{&mcp.TextContent{Text: string(b)}}
-		}
-		return res, nil
+		return res, err
 	})
+}
+
+// runTool decodes the arguments, runs the handler and encodes its value.
+func runTool[In, Out any](ctx context.Context, req *mcp.CallToolRequest, name string, h handler[In, Out], inR, outR *jsonschema.Resolved) (*mcp.CallToolResult, error) {
+	v, err := decodeArgs[In](req.Params.Arguments, inR)
+	if err != nil {
+		return failed(err), nil
+	}
+	res, value, err := h(ctx, req, v)
+	if err != nil {
+		return failed(err), nil
+	}
+	b, err := encode(value)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the %s result: %w", name, err)
+	}
+	if checkOutputs {
+		var doc any
+		json.Unmarshal(b, &doc)
+		if err := outR.Validate(doc); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: the result does not match the output schema: %v", name, err)}
+		}
+	}
+	if res == nil {
+		res = &mcp.CallToolResult{}
+	}
+	res.StructuredContent = json.RawMessage(b)
+	if res.Content == nil {
+		res.Content = []mcp.Content{&mcp.TextContent{Text: string(b)}}
+	}
+	return res, nil
 }
 
 // decodeArgs validates raw against the input schema and decodes it. Any
