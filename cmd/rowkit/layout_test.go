@@ -41,7 +41,7 @@ var processGlobal = map[string][]string{
 	"os":            {"Getwd", "Chdir", "Getenv", "LookupEnv", "Environ", "Setenv", "Unsetenv", "Clearenv", "ExpandEnv", "Exit", "Stdin", "Stdout", "Stderr"},
 	"os/signal":     {"Notify", "NotifyContext", "Ignore", "Reset", "Stop"},
 	"runtime/debug": {"SetGCPercent", "SetMemoryLimit", "SetMaxThreads", "SetMaxStack"},
-	"runtime":       {"GOMAXPROCS", "LockOSThread"},
+	"runtime":       {"GOMAXPROCS"}, // LockOSThread binds one goroutine only (proc forks from a locked thread for Pdeathsig)
 	"github.com/rowkit/rowkit/internal/workspace": {"Cwd"},
 }
 
