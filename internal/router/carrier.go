@@ -1,6 +1,7 @@
 package router
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -357,4 +358,43 @@ func thousands(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// MaxStdinBytes bounds what `rowkit carrier` reads: a carrier's cmd is at
+// most MaxCmdBytes, so its heredoc is less.
+const MaxStdinBytes = 128 << 10
+
+// Bound keeps out within max bytes for the model: whole lines from the
+// start, then one line saying what was left out (name starts it, as the
+// command's other diagnostics). A row is never cut; a line longer than the
+// whole bound is left out with the rest. out within max is returned as is.
+func Bound(out []byte, max int, name string) []byte {
+	if len(out) <= max {
+		return out
+	}
+	note := func(lines, n int) string {
+		return fmt.Sprintf("%s: output incomplete: %d more line(s) (%s bytes) left out at the carrier's %s-byte bound\n",
+			name, lines, thousands(n), thousands(max))
+	}
+	// The note is at most this long, whatever the counts.
+	room := max - len(note(len(out), len(out)))
+	keep := 0
+	for keep < len(out) {
+		i := bytes.IndexByte(out[keep:], '\n')
+		end := len(out)
+		if i >= 0 {
+			end = keep + i + 1
+		}
+		if end > room {
+			break
+		}
+		keep = end
+	}
+	rest := out[keep:]
+	lines := bytes.Count(rest, []byte{'\n'})
+	if len(rest) > 0 && rest[len(rest)-1] != '\n' {
+		lines++
+	}
+	b := append(out[:keep:keep], note(lines, len(rest))...)
+	return b
 }
