@@ -217,10 +217,11 @@ func decodeCommand(cmd string) (tool, input string, ok bool) {
 	if !strings.HasPrefix(rest, "<<'") {
 		return "", "", false
 	}
-	end := strings.Index(rest, "'\n")
+	end := strings.Index(rest[3:], "'\n")
 	if end < 0 {
 		return "", "", false
 	}
+	end += 3
 	d := rest[3:end]
 	if !validDelimiter(d) {
 		return "", "", false

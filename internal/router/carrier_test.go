@@ -361,3 +361,27 @@ func FuzzCarrierThroughSh(f *testing.F) {
 		s.run(t, tool, in)
 	})
 }
+
+// Decode takes anything without failing, and what it takes back is a
+// carrier Encode makes.
+func FuzzDecode(f *testing.F) {
+	c := mustCarrier(f, "/bin/rowkit")
+	good, _ := c.Encode(ToolShell, "echo hi")
+	f.Add(good)
+	f.Add(`{"cmd":"ls"}`)
+	f.Add(`{not json`)
+	f.Add(`{"cmd":"'/bin/rowkit' carrier shell <<'ROWKIT_0000000000000000'\nx\nROWKIT_0000000000000000"}`)
+	f.Fuzz(func(t *testing.T, args string) {
+		tool, in, ok := Decode(args)
+		if !ok {
+			return
+		}
+		again, err := c.Encode(tool, in)
+		if err != nil {
+			t.Fatalf("decoded a script Encode refuses: %v", err)
+		}
+		if gt, gi, ok := Decode(again); !ok || gt != tool || gi != in {
+			t.Fatal("no round trip")
+		}
+	})
+}

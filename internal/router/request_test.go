@@ -392,3 +392,31 @@ func TestRewriteInstructions(t *testing.T) {
 		t.Error("instructions without every passage were changed")
 	}
 }
+
+// Whatever the body, Rewrite does not fail; what it changes is JSON, and
+// what it leaves alone goes out as it came.
+func FuzzRewrite(f *testing.F) {
+	for _, name := range []string{"turn", "calls", "compaction"} {
+		b, err := os.ReadFile(filepath.Join("testdata/codex-0.169", name+".json"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"stream":true,"tools":[{"type":"function","name":"exec_command"}],"input":[]}`))
+	f.Add([]byte(`{"input":[{"type":"custom_tool_call","name":"shell","call_id":"c","input":"\u0000"},{"type":"custom_tool_call_output","call_id":"c","output":"unsupported custom tool call: shell"}]}`))
+	f.Add([]byte(`[1]`))
+	c := testCarrier(f)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r := c.Rewrite(body)
+		if !r.Routed && r.Decoded == 0 && r.Explained == 0 {
+			if !bytes.Equal(r.Body, body) {
+				t.Fatal("changed a body it had nothing to do with")
+			}
+			return
+		}
+		if !json.Valid(r.Body) {
+			t.Fatalf("not JSON: %.200s", r.Body)
+		}
+	})
+}
