@@ -74,7 +74,7 @@ func wantCarrier(t *testing.T, c *Carrier, ev event, typ, id, tool, input, statu
 	t.Helper()
 	var v struct {
 		Type  string
-		Seq   int `json:"sequence_number"`
+		Seq   int  `json:"sequence_number"`
 		Index *int `json:"output_index"`
 		Item  struct {
 			ID, Type, Status, Arguments, Name string
