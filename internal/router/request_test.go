@@ -86,7 +86,7 @@ func TestRewriteTurn(t *testing.T) {
 			t.Errorf("%s changed", orig[i].key)
 		}
 	}
-	checkTools(t, get(orig, "tools"), get(got, "tools"))
+	checkRewrittenTools(t, get(orig, "tools"), get(got, "tools"))
 
 	// The input differs in the first developer message only, and there
 	// only in the passages that named apply_patch and exec_command.
@@ -126,9 +126,9 @@ func TestRewriteTurn(t *testing.T) {
 	}
 }
 
-// checkTools: exactly Codex's tools without apply_patch and exec_command,
+// checkRewrittenTools: exactly Codex's tools without apply_patch and exec_command,
 // in order and byte for byte, then hpatch and shell.
-func checkTools(t *testing.T, orig, got json.RawMessage) {
+func checkRewrittenTools(t *testing.T, orig, got json.RawMessage) {
 	t.Helper()
 	var want []json.RawMessage
 	for _, tl := range elems(t, orig) {
