@@ -21,6 +21,7 @@ var commands = []*cli.Command{
 	cmd.Patch,
 	cmd.Recover,
 	cmd.MCP,
+	cmd.Router,
 	cmd.Carrier,
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -36,15 +35,17 @@ const (
 )
 
 // Output bounds. Codex 0.169 hands the model a command's output whole when
-// it is at most 4 x min(max_output_tokens, policy) bytes (it counts a
-// "token" as four bytes) and otherwise cuts the middle out, inside a line.
-// The policy is 2,500 tokens for most models and 10,000 for the codex
-// family, so a carrier asking for 2,500 tokens keeps 10,000 bytes for
-// both. rowkit bounds what a carrier prints at OutputBytes, 400 bytes
-// below that, so its own note (what it left out) is what the model reads
-// and never Codex's cut; the margin covers the rounding of Codex's count.
-// A user who lowers tool_output_token_limit below 2,500 lowers Codex's
-// cut below the bound.
+// it is at most 4 x min(max_output_tokens, policy) bytes and otherwise
+// cuts the middle out, inside a line. The policy is 2,500 tokens for most
+// models and 10,000 for the codex family, so a carrier that asks for 2,500
+// tokens is cut past 10,000 bytes for both (measured with gpt-5.5-codex and
+// gpt-4.1: 10,000 bytes came whole, 10,001 were cut; the count is bytes,
+// not characters). rowkit bounds what a carrier prints at OutputBytes, 400
+// bytes below the cut, so that rowkit's own note (what it left out) is what
+// the model reads and never Codex's cut; the margin is for what /bin/sh
+// itself may print around the carrier (a "not found" when the binary is
+// gone). A user who sets tool_output_token_limit below 2,500 lowers
+// Codex's cut below the bound.
 const (
 	OutputTokens = 2500
 	OutputBytes  = 4*OutputTokens - 400
@@ -176,12 +177,19 @@ func Decode(arguments string) (tool, input string, ok bool) {
 	if !strings.Contains(arguments, " carrier ") {
 		return "", "", false // the common case: an ordinary command
 	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal([]byte(arguments), &fields) != nil {
+	return decodeArguments([]byte(arguments))
+}
+
+func decodeArguments(arguments []byte) (tool, input string, ok bool) {
+	if !bytes.Contains(arguments, []byte(" carrier ")) {
 		return "", "", false
 	}
-	var cmd string
-	if raw, found := fields["cmd"]; !found || json.Unmarshal(raw, &cmd) != nil {
+	fields, ok := splitObject(arguments)
+	if !ok {
+		return "", "", false
+	}
+	cmd, ok := str(get(fields, "cmd"))
+	if !ok {
 		return "", "", false
 	}
 	return decodeCommand(cmd)

@@ -96,9 +96,9 @@ func qualifies(top []member) string {
 	for _, t := range tools {
 		switch toolName(t) {
 		case "exec_command":
-			var v struct{ Type string }
-			json.Unmarshal(t, &v)
-			exec = exec || v.Type == "function"
+			ms, _ := splitObject(t)
+			typ, _ := str(get(ms, "type"))
+			exec = exec || typ == "function"
 		case ToolHpatch, ToolShell:
 			return "left alone: the request already has a tool named hpatch or shell"
 		}
@@ -128,21 +128,42 @@ func qualifies(top []member) string {
 }
 
 func toolName(t json.RawMessage) string {
-	var v struct{ Name string }
-	json.Unmarshal(t, &v)
-	return v.Name
+	ms, _ := splitObject(t)
+	name, _ := str(get(ms, "name"))
+	return name
 }
 
-// historyItem is what the history rewrite reads of an input item.
-type historyItem struct {
-	Type      string          `json:"type"`
-	ID        *string         `json:"id"`
-	Status    json.RawMessage `json:"status"`
-	CallID    string          `json:"call_id"`
-	Name      string          `json:"name"`
-	Arguments string          `json:"arguments"`
-	Input     string          `json:"input"`
-	Output    json.RawMessage `json:"output"`
+// item is what the history rewrite reads of an input item.
+type item struct {
+	typ, id, callID, name     string
+	hasID                     bool
+	status, arguments, output json.RawMessage
+	input                     json.RawMessage
+}
+
+func readItem(raw json.RawMessage) (item, bool) {
+	var it item
+	ok := eachMember(raw, func(k string, v []byte) {
+		switch k {
+		case "type":
+			it.typ, _ = str(v)
+		case "id":
+			it.id, it.hasID = str(v)
+		case "call_id":
+			it.callID, _ = str(v)
+		case "name":
+			it.name, _ = str(v)
+		case "status":
+			it.status = v
+		case "arguments":
+			it.arguments = v
+		case "input":
+			it.input = v
+		case "output":
+			it.output = v
+		}
+	})
+	return it, ok
 }
 
 // decodeHistory turns the carriers of items back into the model's own
@@ -157,70 +178,85 @@ func (c *Carrier) decodeHistory(items []json.RawMessage, r *Request) bool {
 		if !bytes.Contains(raw, []byte(`"function_call`)) && !bytes.Contains(raw, []byte(`"custom_tool_call`)) {
 			continue
 		}
-		var it historyItem
-		if json.Unmarshal(raw, &it) != nil {
+		it, ok := readItem(raw)
+		if !ok {
 			continue
 		}
-		switch it.Type {
+		switch it.typ {
 		case "function_call":
-			if it.Name != "exec_command" {
+			if it.name != "exec_command" {
 				continue
 			}
-			tool, input, ok := Decode(it.Arguments)
+			args, ok := unquoteBytes(it.arguments)
 			if !ok {
 				continue
 			}
-			ms := []member{{"type", quote("custom_tool_call")}}
-			if it.ID != nil {
-				ms = append(ms, member{"id", quote(*it.ID)})
+			tool, input, ok := decodeArguments(args)
+			if !ok {
+				continue
 			}
-			if it.Status != nil {
-				ms = append(ms, member{"status", it.Status})
+			b := make([]byte, 0, len(input)+len(it.id)+len(it.callID)+len(it.status)+96)
+			b = append(b, `{"type":"custom_tool_call"`...)
+			if it.hasID {
+				b = append(b, `,"id":`...)
+				b = jsonstr.Append(b, it.id)
 			}
-			ms = append(ms, member{"call_id", quote(it.CallID)}, member{"name", quote(tool)}, member{"input", quote(input)})
-			items[i] = joinObject(ms)
-			carried[it.CallID] = true
+			if it.status != nil {
+				b = append(b, `,"status":`...)
+				b = append(b, it.status...)
+			}
+			b = append(b, `,"call_id":`...)
+			b = jsonstr.Append(b, it.callID)
+			b = append(b, `,"name":`...)
+			b = jsonstr.Append(b, tool)
+			b = append(b, `,"input":`...)
+			b = jsonstr.Append(b, input)
+			items[i] = append(b, '}')
+			carried[it.callID] = true
 			r.Decoded++
 			changed = true
 		case "function_call_output":
-			if !carried[it.CallID] {
+			if !carried[it.callID] {
 				continue
 			}
-			ms := []member{{"type", quote("custom_tool_call_output")}}
-			if it.ID != nil {
+			b := make([]byte, 0, len(it.output)+len(it.id)+len(it.callID)+80)
+			b = append(b, `{"type":"custom_tool_call_output"`...)
+			if it.hasID {
 				// Codex names its own outputs fco_ (function) and ctco_
 				// (custom); any other id is not Codex's and is dropped.
-				if rest, ok := strings.CutPrefix(*it.ID, "fco_"); ok {
-					ms = append(ms, member{"id", quote("ctco_" + rest)})
+				if rest, ok := strings.CutPrefix(it.id, "fco_"); ok {
+					b = append(b, `,"id":`...)
+					b = jsonstr.Append(b, "ctco_"+rest)
 				}
 			}
-			ms = append(ms, member{"call_id", quote(it.CallID)}, member{"output", it.Output})
-			items[i] = joinObject(ms)
+			b = append(b, `,"call_id":`...)
+			b = jsonstr.Append(b, it.callID)
+			b = append(b, `,"output":`...)
+			b = append(b, it.output...)
+			items[i] = append(b, '}')
 			changed = true
 		case "custom_tool_call":
-			if it.Name != ToolHpatch && it.Name != ToolShell {
+			if it.name != ToolHpatch && it.name != ToolShell {
 				continue
 			}
 			// A routed call that reached Codex as itself: the router
 			// refused to carry it, or its request offered no exec_command.
-			if e, ok := errs.As(Carriable(it.Name, it.Input)); ok {
-				refused[it.CallID] = e.Msg
+			input, _ := str(it.input)
+			if e, ok := errs.As(Carriable(it.name, input)); ok {
+				refused[it.callID] = e.Msg
 			} else {
-				refused[it.CallID] = it.Name + ": not run: that request offered no exec_command to carry it"
+				refused[it.callID] = it.name + ": not run: that request offered no exec_command to carry it"
 			}
 		case "custom_tool_call_output":
-			reason, ok := refused[it.CallID]
+			reason, ok := refused[it.callID]
 			if !ok {
 				continue
 			}
-			out, isStr := str(it.Output)
+			out, isStr := str(it.output)
 			if !isStr || !strings.HasPrefix(out, "unsupported custom tool call: ") {
 				continue
 			}
-			ms, ok := splitObject(raw)
-			if !ok {
-				continue
-			}
+			ms, _ := splitObject(raw)
 			items[i] = joinObject(set(ms, "output", quote(reason)))
 			r.Explained++
 			changed = true
@@ -262,15 +298,20 @@ func inner(s string) []byte {
 // instructions, or in its first developer message when it has none, in
 // place. It returns why it left them alone, or "".
 func rewriteInstructions(top []member, items []json.RawMessage) string {
-	where := "instructions"
+	where := "request's instructions"
 	at := -1
 	raw := get(top, "instructions")
 	if s, ok := str(raw); !ok || s == "" {
 		where = "first developer message"
 		raw = nil
 		for i, it := range items {
-			var m struct{ Type, Role string }
-			if bytes.Contains(it, []byte(`"developer"`)) && json.Unmarshal(it, &m) == nil && m.Type == "message" && m.Role == "developer" {
+			if !bytes.Contains(it, []byte(`"developer"`)) {
+				continue
+			}
+			ms, _ := splitObject(it)
+			typ, _ := str(get(ms, "type"))
+			role, _ := str(get(ms, "role"))
+			if typ == "message" && role == "developer" {
 				raw, at = it, i
 				break
 			}
@@ -282,7 +323,7 @@ func rewriteInstructions(top []member, items []json.RawMessage) string {
 	out := raw
 	for _, p := range encodedPassages {
 		if !bytes.Contains(out, p[0]) {
-			return "left alone: the " + where + " are not Codex 0.169's base instructions (a passage naming apply_patch or exec_command was not found)"
+			return "left alone: a passage of Codex 0.169's base instructions naming apply_patch or exec_command is not in the " + where
 		}
 		out = bytes.ReplaceAll(out, p[0], p[1])
 	}

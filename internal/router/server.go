@@ -200,7 +200,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.MS = time.Since(start).Milliseconds()
 		s.log(l)
 	}()
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxRequestBytes+1))
+	body, err := readBody(r)
 	if err != nil {
 		l.Status, l.Error = http.StatusBadRequest, "reading the request: "+err.Error()
 		errorJSON(w, l.Status, "invalid_request", l.Error)
@@ -220,7 +220,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.Routed, l.Tools, l.Instructions, l.Decoded, l.Explained = rq.Routed, rq.Tools, rq.Instructions, rq.Decoded, rq.Explained
 	}
 	if len(body) > 0 {
-		l.InSHA256, l.UpSHA256 = digest(body), digest(up)
+		l.InSHA256 = digest(body)
+		l.UpSHA256 = l.InSHA256
+		if &up[0] != &body[0] || len(up) != len(body) {
+			l.UpSHA256 = digest(up)
+		}
 	}
 	l.UpBytes = len(up)
 
@@ -277,6 +281,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := copyFlushing(w, flush, resp.Body); err != nil {
 		l.Error = err.Error()
 	}
+}
+
+// readBody reads a request body up to one byte past MaxRequestBytes, in
+// one allocation when the client says how long it is.
+func readBody(r *http.Request) ([]byte, error) {
+	var b bytes.Buffer
+	if n := r.ContentLength; n > 0 && n <= MaxRequestBytes {
+		b.Grow(int(n) + 1)
+	}
+	_, err := b.ReadFrom(io.LimitReader(r.Body, MaxRequestBytes+1))
+	return b.Bytes(), err
 }
 
 // copyFlushing copies a response as it arrives: every read is written and

@@ -81,8 +81,14 @@ func newRouter(t *testing.T, up *upstream, passthrough bool) (*httptest.Server, 
 	return srv, log
 }
 
+// logLines waits for the router's log to hold a line per request (the
+// line is written when the handler returns, which a client reading a
+// response of known length need not wait for) and returns them.
 func logLines(t *testing.T, log *syncBuffer) []logLine {
 	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); log.String() == "" && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	var ls []logLine
 	for _, line := range strings.Split(strings.TrimSpace(log.String()), "\n") {
 		if line == "" {
