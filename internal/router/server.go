@@ -186,9 +186,9 @@ func errorJSON(w http.ResponseWriter, status int, typ, msg string) {
 	w.Write(append(b, '\n'))
 }
 
-// rewritten reports whether a request is one the router rewrites: a POST
+// isResponses reports whether a request is one the router rewrites: a POST
 // of a Responses request (a compaction is one too).
-func rewritten(r *http.Request) bool {
+func isResponses(r *http.Request) bool {
 	return r.Method == http.MethodPost && (strings.HasSuffix(r.URL.Path, "/responses") || strings.HasSuffix(r.URL.Path, "/responses/compact"))
 }
 
@@ -214,7 +214,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	up := body
 	routed := false
-	if !s.cfg.Passthrough && rewritten(r) {
+	if !s.cfg.Passthrough && isResponses(r) {
 		rq := s.cfg.Carrier.Rewrite(body)
 		up, routed = rq.Body, rq.Routed
 		l.Routed, l.Tools, l.Instructions, l.Decoded, l.Explained = rq.Routed, rq.Tools, rq.Instructions, rq.Decoded, rq.Explained
