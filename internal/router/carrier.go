@@ -272,7 +272,13 @@ func shellQuote(s string) string {
 // derived again while the script would not reach the carrier whole under
 // it (see safeDelimiter). It is "" when no candidate is safe.
 func delimiter(tool, input string) string {
-	return deriveDelimiter(sha256.Sum256([]byte(tool+"\x00"+input)), input)
+	h := sha256.New()
+	h.Write([]byte(tool))
+	h.Write([]byte{0})
+	h.Write([]byte(input))
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return deriveDelimiter(sum, input)
 }
 
 // delimiterPrefixes start the candidate delimiters, tried in order. dash

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -384,4 +385,39 @@ func FuzzDecode(f *testing.F) {
 			t.Fatal("no round trip")
 		}
 	})
+}
+
+// Bound keeps whole lines within the bound and says what it left out.
+func TestBound(t *testing.T) {
+	lines := strings.Repeat("0123456789 abcdefghij\n", 100) // 2,200 bytes
+	if got := Bound([]byte(lines), len(lines), "hpatch"); string(got) != lines {
+		t.Fatal("output within the bound changed")
+	}
+	for _, max := range []int{512, 1000, 2199} {
+		got := string(Bound([]byte(lines), max, "hpatch"))
+		if len(got) > max {
+			t.Fatalf("bound %d: %d bytes", max, len(got))
+		}
+		i := strings.LastIndex(got[:len(got)-1], "\n") + 1
+		kept, note := got[:i], got[i:]
+		if !strings.HasPrefix(lines, kept) || len(kept)%22 != 0 {
+			t.Fatalf("bound %d: kept %q", max, kept)
+		}
+		left := 100 - len(kept)/22
+		want := fmt.Sprintf("hpatch: output incomplete: %d more line(s) (%s bytes) left out at the carrier's %s-byte bound\n", left, thousands(len(lines)-len(kept)), thousands(max))
+		if note != want {
+			t.Fatalf("bound %d: note %q, want %q", max, note, want)
+		}
+	}
+	// A line longer than the bound is left out whole, never cut.
+	long := strings.Repeat("x", 2000) + "\nshort\n"
+	got := string(Bound([]byte(long), 512, "hpatch"))
+	if !strings.HasPrefix(got, "hpatch: output incomplete: 2 more line(s) (2,007 bytes)") {
+		t.Fatalf("got %q", got)
+	}
+	// The last line without a terminator counts as a line.
+	got = string(Bound([]byte(strings.Repeat("y", 600)), 512, "hpatch"))
+	if !strings.Contains(got, "1 more line(s) (600 bytes)") {
+		t.Fatalf("got %q", got)
+	}
 }

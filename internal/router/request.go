@@ -146,13 +146,13 @@ func readItem(raw json.RawMessage) (item, bool) {
 	ok := eachMember(raw, func(k string, v []byte) {
 		switch k {
 		case "type":
-			it.typ, _ = str(v)
+			it.typ = knownValue(v)
 		case "id":
 			it.id, it.hasID = str(v)
 		case "call_id":
 			it.callID, _ = str(v)
 		case "name":
-			it.name, _ = str(v)
+			it.name = knownValue(v)
 		case "status":
 			it.status = v
 		case "arguments":
@@ -164,6 +164,28 @@ func readItem(raw json.RawMessage) (item, bool) {
 		}
 	})
 	return it, ok
+}
+
+// knownValue reads the string values the history rewrite branches on
+// without an allocation; any other value reads as "".
+func knownValue(v []byte) string {
+	switch string(v) {
+	case `"function_call"`:
+		return "function_call"
+	case `"function_call_output"`:
+		return "function_call_output"
+	case `"custom_tool_call"`:
+		return "custom_tool_call"
+	case `"custom_tool_call_output"`:
+		return "custom_tool_call_output"
+	case `"exec_command"`:
+		return "exec_command"
+	case `"hpatch"`:
+		return ToolHpatch
+	case `"shell"`:
+		return ToolShell
+	}
+	return ""
 }
 
 // decodeHistory turns the carriers of items back into the model's own
