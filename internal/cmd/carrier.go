@@ -24,7 +24,7 @@ const minCarrierOutput = 512
 var Carrier = &cli.Command{
 	Name:    "carrier",
 	Usage:   carrierUsage,
-	Summary: "run a routed hpatch call's script from stdin (the command rowkit router's carriers run)",
+	Summary: "run a routed hpatch call's script from stdin (what the router's carriers run)",
 	Help: `rowkit router hands the model's hpatch calls to Codex as exec_command calls
 whose command feeds the model's exact script to this command through a quoted
 heredoc. It reads the script from stdin (at most 131,072 bytes, which must end

@@ -26,7 +26,7 @@ const routerUsage = "rowkit router --upstream URL [--listen ADDR] [--passthrough
 var Router = &cli.Command{
 	Name:    "router",
 	Usage:   routerUsage,
-	Summary: "a local Responses API proxy that gives Codex's model hpatch and shell in place of apply_patch and exec_command",
+	Summary: "proxy Codex's model API: hpatch and shell in place of apply_patch and exec_command",
 	Help: `Listens on ADDR (default 127.0.0.1:8787) for the Codex CLI, whose model
 provider's base_url is http://ADDR, and forwards each request to URL plus its
 path (--upstream https://api.openai.com/v1). In a Responses request that
