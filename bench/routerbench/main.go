@@ -244,10 +244,12 @@ func run(bin, request string, n, rssN int) error {
 		if err != nil {
 			return err
 		}
+		defer pcmd.Process.Kill() // when a measurement fails
 		routed, rcmd, err := startRouter(bin, up, false)
 		if err != nil {
 			return err
 		}
+		defer rcmd.Process.Kill()
 		paths := []struct{ name, base string }{{"direct", up + "/v1"}, {"passthrough", pass}, {"router", routed}}
 		bodies := []struct {
 			name string
