@@ -44,6 +44,11 @@ var Vocabularies = []Vocabulary{
 	{"mcp", []string{Usage, Read, "E_CONFIG"}},
 	{"link", []string{Usage, "not_directory", "exists", "link", Write}},
 	{"help", []string{Usage, Write}},
+	// The router's own codes reach Codex (a refused start, an HTTP error
+	// body, a failed stream) or the model (a routed call it could not
+	// carry, in place of Codex's "unsupported custom tool call").
+	{"router", []string{Usage, "router_startup", "listen", "upstream_unreachable", "request_too_large", "router_limit", "carrier_nul", "carrier_unsafe"}},
+	{"carrier", join([]string{Usage, "carrier_protocol", Read, Write, TooLarge}, patchCodes)},
 
 	{"mcp:inspect_file", join([]string{Usage}, inspectCodes)},
 	{"mcp:read_file", join([]string{Usage}, readCodes)},

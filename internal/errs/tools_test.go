@@ -46,8 +46,9 @@ var packageTools = map[string][]string{
 	"review":    {"review", "mcp:inspect_repository", "mcp:run_validations"},
 	"patch":     {"patch", "mcp:edit"},
 	"workspace": {"inspect", "read", "patch", "recover", "grep", "mcp:inspect_file", "mcp:read_file", "mcp:edit", "mcp:search", "mcp:inspect_repository"},
-	"cli":       {"hread", "read", "grep", "review", "inspect", "patch", "recover", "mcp", "link", "help"},
-	"cmd":       {"hread", "read", "grep", "review", "inspect", "patch", "recover", "mcp", "link", "help"},
+	"cli":       {"hread", "read", "grep", "review", "inspect", "patch", "recover", "mcp", "link", "help", "router", "carrier"},
+	"cmd":       {"hread", "read", "grep", "review", "inspect", "patch", "recover", "mcp", "link", "help", "router", "carrier"},
+	"router":    {"router"},
 	"mcpserver": {"mcp:inspect_file", "mcp:read_file", "mcp:search", "mcp:edit", "mcp:inspect_repository", "mcp:run_validations"},
 	"rows":      {"hread", "grep", "read", "patch"},
 }

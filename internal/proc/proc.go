@@ -124,7 +124,7 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	}
 	path := s.Path
 	if !strings.Contains(path, "/") {
-		p, ok := lookPath(path, s.Env)
+		p, ok := LookPath(path, s.Env)
 		if !ok {
 			return nil, fmt.Errorf("%s: %w", s.Path, ErrNotFound)
 		}
@@ -250,11 +250,11 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	return p, nil
 }
 
-// lookPath finds name on the PATH of env, the process's environment to be,
+// LookPath finds name on the PATH of env, the process's environment to be,
 // not on this process's own PATH. Entries that are not absolute are
 // skipped, as exec.LookPath refuses what they find: a program from the
 // directory being searched must never run by accident.
-func lookPath(name string, env []string) (string, bool) {
+func LookPath(name string, env []string) (string, bool) {
 	var path string
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
