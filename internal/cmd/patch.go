@@ -14,6 +14,7 @@ import (
 	"github.com/rowkit/rowkit/internal/patch"
 	"github.com/rowkit/rowkit/internal/regfile"
 	"github.com/rowkit/rowkit/internal/rows"
+	"github.com/rowkit/rowkit/internal/txn"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
 
@@ -54,8 +55,11 @@ A stale row is relocated only when two independent rows agree on the shift
 (both ends of a range, or another target of the script); otherwise the script
 is rejected with current rows around the place. Every changed Go, Python,
 JavaScript/TypeScript or JSON file must still parse (unless it did not before). All files are written at once
-through a journal: after a crash, the next rowkit run in the workspace (or
-rowkit recover) completes or rolls back the whole transaction.
+through a journal: after a crash, the next hpatch in the workspace (or
+rowkit recover) completes or rolls back the whole transaction. One
+transaction runs at a time in a workspace (a lock in .rowkit; another waits
+up to 10 s), and a file another writer changed meanwhile is never
+overwritten: the script is rejected row-stale with the file's fresh rows.
 
 On success stdout lists the net file actions and, for each edit, the verified
 rows at its edges ("PATH":LINE:HASH TEXT), ready for the next script. A
@@ -77,9 +81,9 @@ options:
 `,
 	Exits: []cli.Exit{
 		{Status: 0, When: "applied, or nothing to do (every edit a no-op), or a dry run"},
-		{Status: 1, When: "rejected, nothing written: script-syntax, row-missing, row-stale, occurrence-missing, invalid-count, target-order, edit-conflict, active-file, initialization, file-path, language-syntax; or journal (a pending journal that is not rowkit's own)"},
+		{Status: 1, When: "rejected, nothing written: script-syntax, row-missing, row-stale, occurrence-missing, invalid-count, target-order, edit-conflict, active-file, initialization, file-path, language-syntax; or journal (a pending journal that is not rowkit's own, or another rowkit process committing here for over 10 s)"},
 		{Status: 2, When: "usage"},
-		{Status: 3, When: "the commit failed and was rolled back: nothing was written"},
+		{Status: 3, When: "the commit failed: rolled back, every file as it was, unless the message says where each file stands"},
 	},
 	Run:  runPatch,
 	Fail: failPatch,
@@ -142,11 +146,10 @@ func runPatch(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if msg := root.Recovered(); msg != "" && (dry || !root.JournalIgnored()) {
-		// (A commit beside an ignored journal is refused with the same words.)
-		fmt.Fprintf(env.Stderr, "hpatch: %s\n", msg)
-	}
 	res, err := patch.Apply(ctx, root, string(src), patch.Options{DryRun: dry, Gofmt: gofmt})
+	if res != nil && res.Recovery != nil {
+		fmt.Fprintf(env.Stderr, "hpatch: %s\n", res.Recovery)
+	}
 	if err != nil {
 		if res != nil {
 			return &patchFailure{err: err, res: res, json: asJSON}
@@ -214,9 +217,13 @@ var Recover = &cli.Command{
 	Usage:   "rowkit recover [DIR]",
 	Summary: "complete or roll back an edit transaction a crash left in the workspace",
 	Help: `hpatch writes all the files of a script through a journal (.rowkit/journal).
-If the process died mid-way, the next rowkit command in the workspace settles
-it; rowkit recover does only that, for the workspace DIR (default: the
-current directory), and says what it did.
+If the process died mid-way, the next hpatch (or MCP edit) in the workspace
+settles it before it reads; commands that only read never do. rowkit recover
+does only that, for the workspace DIR (default: the current directory), and
+says what it did. It holds the workspace lock (.rowkit/lock) that every
+transaction holds, so a transaction another process is running is waited
+for (up to 10 s) and never touched. A .rowkit/journal.tmp an interrupted run
+left is removed.
 
 A journal is acted on only when it provably belongs to a transaction rowkit
 staged in this workspace on this machine (its own inode and its directory's
@@ -228,10 +235,10 @@ beside it until it is removed.
 `,
 	Exits: []cli.Exit{
 		{Status: 0, When: "recovered, or nothing was pending"},
-		{Status: 1, When: "journal: the pending transaction could not be settled, or a journal that is not rowkit's own was left alone"},
+		{Status: 1, When: "journal: the pending transaction could not be settled, a journal that is not rowkit's own was left alone, or another rowkit process kept committing here for 10 s"},
 		{Status: 2, When: "usage"},
 	},
-	Run: func(_ context.Context, env *cli.Env, args []string) error {
+	Run: func(ctx context.Context, env *cli.Env, args []string) error {
 		if len(args) > 1 || len(args) == 1 && strings.HasPrefix(args[0], "-") {
 			return errs.Usagef("rowkit recover takes at most one DIR and no options; usage: rowkit recover [DIR]")
 		}
@@ -243,14 +250,14 @@ beside it until it is removed.
 		if err != nil {
 			return err
 		}
-		msg := root.Recovered()
-		if root.JournalIgnored() {
-			return errs.New(workspace.CodeJournal, msg)
+		rec, err := txn.Recover(ctx, root)
+		if err == nil {
+			err = rec.Err()
 		}
-		if msg == "" {
-			msg = "nothing to recover"
+		if err != nil {
+			return err
 		}
-		_, err = fmt.Fprintln(env.Stdout, msg)
+		_, err = fmt.Fprintln(env.Stdout, rec)
 		return err
 	},
 }

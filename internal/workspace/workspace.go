@@ -15,6 +15,11 @@
 // lead somewhere inside the root. Special files are refused without
 // blocking: a FIFO is opened non-blocking and every open file is checked
 // with fstat before any read.
+//
+// It also loads the files an edit reads (Load) and resolves the paths an
+// edit creates (Free), and reserves rowkit's state directory; the
+// transaction that writes the edit is internal/txn, which writes only
+// through the Root's FS.
 package workspace
 
 import (
@@ -50,9 +55,7 @@ const maxLinks = 40
 // Root is a canonical workspace root.
 type Root struct {
 	dir string // canonical absolute path, no trailing slash (except "/")
-	w   writer // the long-lived os.Root that writes go through (write.go)
-
-	recovered string // what Open did to settle a pending transaction
+	w   writer // the long-lived os.Root that writes go through (files.go)
 }
 
 // Open returns the workspace rooted at the canonical form of dir.
@@ -68,17 +71,9 @@ func Open(dir string) (*Root, error) {
 	if err != nil || !fi.IsDir() {
 		return nil, errorf(CodeRead, "the workspace %s is not a directory", abs)
 	}
-	r := &Root{dir: abs}
-	// A transaction a crash left pending is settled before anything reads
-	// the workspace (write.go).
-	if pendingJournal(abs) {
-		msg, err := r.Recover()
-		if err != nil {
-			return nil, err
-		}
-		r.recovered = msg
-	}
-	return r, nil
+	// Opening writes nothing: a transaction a crash left pending is settled
+	// only by a writer (internal/txn), never by a command that reads.
+	return &Root{dir: abs}, nil
 }
 
 // Cwd returns the workspace rooted at the canonical current directory.

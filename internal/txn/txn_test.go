@@ -1,7 +1,8 @@
-package workspace
+package txn
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,7 +17,21 @@ import (
 	"testing"
 
 	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/workspace"
 )
+
+var bg = context.Background()
+
+// recoverDir settles dir as the next invocation would: a fresh workspace,
+// then Recover.
+func recoverDir(t testing.TB, dir string) Recovery {
+	t.Helper()
+	r, err := workspace.Open(dir)
+	must(t, err)
+	rec, err := Recover(bg, r)
+	must(t, err)
+	return rec
+}
 
 // txnCase is a three-file transaction with a move and a delete: a.txt
 // rewritten, b.txt moved to sub/new/b2.txt (with new content, in new
@@ -37,12 +52,12 @@ func newTxnCase(r *rand.Rand) txnCase {
 	return txnCase{gen(), gen(), gen(), gen(), gen()}
 }
 
-func (c txnCase) setup(t testing.TB) *Root {
+func (c txnCase) setup(t testing.TB) *workspace.Root {
 	dir := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(dir, "a.txt"), c.a0, 0o644))
 	must(t, os.WriteFile(filepath.Join(dir, "b.txt"), c.b0, 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, "c.txt"), c.c0, 0o600))
-	r, err := Open(dir)
+	r, err := workspace.Open(dir)
 	must(t, err)
 	return r
 }
@@ -79,10 +94,8 @@ func snapshot(t testing.TB, dir string) map[string]string {
 			return nil
 		}
 		if strings.HasPrefix(rel, ".rowkit/") {
-			// rowkit's own state: its .gitignore, and a journal.tmp a crash
-			// cut short, which decided nothing and which the next
-			// transaction replaces (recovery never removes a file it
-			// cannot prove its own).
+			// rowkit's own state: its .gitignore and lock (the journal and
+			// journal.tmp are checked apart, see noLitter).
 			return nil
 		}
 		fi, _ := d.Info()
@@ -156,7 +169,7 @@ func countSteps(t testing.TB, c txnCase) []string {
 	faultHook = func(s string) error { steps = append(steps, s); return nil }
 	defer func() { faultHook = nil }()
 	r := c.setup(t)
-	must(t, r.Commit(c.changes()))
+	must(t, Commit(bg, r, c.changes()))
 	if got := snapshot(t, r.Dir()); !equalMaps(got, c.new()) {
 		t.Fatalf("after commit: %s", keys(got))
 	}
@@ -165,7 +178,7 @@ func countSteps(t testing.TB, c txnCase) []string {
 
 // runWithFault runs Commit with the k-th step failing (crash false) or
 // crashing (crash true: the process stops dead, no cleanup runs).
-func runWithFault(r *Root, c txnCase, k int, crashIt bool) (err error, crashed bool) {
+func runWithFault(r *workspace.Root, c txnCase, k int, crashIt bool) (err error, crashed bool) {
 	n := 0
 	faultHook = func(s string) error {
 		if n++; n-1 == k {
@@ -185,7 +198,7 @@ func runWithFault(r *Root, c txnCase, k int, crashIt bool) (err error, crashed b
 			crashed = true
 		}
 	}()
-	return r.Commit(c.changes()), false
+	return Commit(bg, r, c.changes()), false
 }
 
 func TestCommitFaultInjection(t *testing.T) {
@@ -217,7 +230,7 @@ func TestCommitFaultInjection(t *testing.T) {
 				}
 			} else {
 				c.eachFileWhole(t, r.Dir())
-				if _, err := r.Recover(); err != nil {
+				if _, err := Recover(bg, r); err != nil {
 					t.Fatal(err)
 				}
 				if got := snapshot(t, r.Dir()); !equalMaps(got, c.new()) {
@@ -244,16 +257,13 @@ func TestCommitFaultInjection(t *testing.T) {
 						return nil
 					}
 					defer func() { faultHook = nil; recover() }()
-					r.Recover()
+					Recover(bg, r)
 				}()
 				c.eachFileWhole(t, r.Dir())
 			}
-			r2, err := Open(r.Dir())
-			must(t, err)
-			if _, err := os.Lstat(filepath.Join(r.Dir(), journalName)); err == nil {
-				t.Fatalf("crash at step %d (%s): the journal is still there after recovery (%q)", k, steps[k], r2.Recovered())
-			}
-			got := snapshot(t, r2.Dir())
+			rec := recoverDir(t, r.Dir())
+			noLitter(t, r.Dir(), fmt.Sprintf("crash at step %d (%s), then %s", k, steps[k], rec))
+			got := snapshot(t, r.Dir())
 			if !equalMaps(got, c.old()) && !equalMaps(got, c.new()) {
 				t.Fatalf("crash at step %d (%s): after recovery neither all old nor all new: %s", k, steps[k], keys(got))
 			}
@@ -284,12 +294,9 @@ func TestCommitKilled(t *testing.T) {
 			t.Fatalf("step %d: child was not killed: %v\n%s", k, err, out)
 		}
 		c.eachFileWhole(t, r.Dir())
-		r2, err := Open(r.Dir())
-		must(t, err)
-		if _, err := os.Lstat(filepath.Join(r.Dir(), journalName)); err == nil {
-			t.Fatalf("killed at step %d (%s): the journal is still there after recovery (%q)", k, steps[k], r2.Recovered())
-		}
-		got := snapshot(t, r2.Dir())
+		rec := recoverDir(t, r.Dir())
+		noLitter(t, r.Dir(), fmt.Sprintf("killed at step %d (%s), then %s", k, steps[k], rec))
+		got := snapshot(t, r.Dir())
 		switch {
 		case equalMaps(got, c.old()):
 			sawOld++
@@ -314,7 +321,7 @@ func TestCommitKilledChild(t *testing.T) {
 	k, _ := strconv.Atoi(at)
 	seed, _ := strconv.Atoi(os.Getenv("ROWKIT_TXN_SEED"))
 	c := newTxnCase(rand.New(rand.NewPCG(uint64(seed), uint64(seed))))
-	r, err := Open(os.Getenv("ROWKIT_TXN_DIR"))
+	r, err := workspace.Open(os.Getenv("ROWKIT_TXN_DIR"))
 	must(t, err)
 	n := 0
 	faultHook = func(string) error {
@@ -324,7 +331,7 @@ func TestCommitKilledChild(t *testing.T) {
 		}
 		return nil
 	}
-	r.Commit(c.changes())
+	Commit(bg, r, c.changes())
 	t.Fatal("not killed")
 }
 
@@ -333,7 +340,7 @@ func TestCommitConcurrentWriter(t *testing.T) {
 	r := c.setup(t)
 	// Another writer changes c.txt after the caller read it.
 	must(t, os.WriteFile(filepath.Join(r.Dir(), "c.txt"), []byte("theirs"), 0o600))
-	err := r.Commit(c.changes())
+	err := Commit(bg, r, c.changes())
 	var ce *ChangedError
 	if !errors.As(err, &ce) || ce.Target != "c.txt" || string(ce.Now) != "theirs" {
 		t.Fatalf("got %v, want a ChangedError for c.txt", err)
@@ -347,7 +354,7 @@ func TestCommitConcurrentWriter(t *testing.T) {
 	r = c.setup(t)
 	must(t, os.MkdirAll(filepath.Join(r.Dir(), "sub/new"), 0o755))
 	must(t, os.WriteFile(filepath.Join(r.Dir(), "sub/new/b2.txt"), []byte("x"), 0o644))
-	if err := r.Commit(c.changes()); !errors.As(err, &ce) || ce.Target != "sub/new/b2.txt" {
+	if err := Commit(bg, r, c.changes()); !errors.As(err, &ce) || ce.Target != "sub/new/b2.txt" {
 		t.Fatalf("got %v", err)
 	}
 	if data, _ := os.ReadFile(filepath.Join(r.Dir(), "a.txt")); !bytes.Equal(data, c.a0) {
@@ -357,6 +364,17 @@ func TestCommitConcurrentWriter(t *testing.T) {
 
 // rawSnapshot lists everything under dir, rowkit's state and staging
 // files included: path, type, mode, content or link target.
+// noLitter checks that no staging file, journal or journal.tmp is left.
+func noLitter(t testing.TB, dir, when string) {
+	t.Helper()
+	for name := range rawSnapshot(t, dir) {
+		base := filepath.Base(name)
+		if strings.Contains(base, ".rowkit-") || name == journalName || name == journalTemp {
+			t.Fatalf("%s: %s is left", when, name)
+		}
+	}
+}
+
 func rawSnapshot(t testing.TB, dir string) map[string]string {
 	out := map[string]string{}
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -418,7 +436,7 @@ func stepIndex(t testing.TB, steps []string, name string) int {
 }
 
 // crashed leaves a transaction cut short at step k in a fresh workspace.
-func crashed(t testing.TB, c txnCase, k int) *Root {
+func crashed(t testing.TB, c txnCase, k int) *workspace.Root {
 	r := c.setup(t)
 	if _, ok := runWithFault(r, c, k, true); !ok {
 		t.Fatalf("step %d did not run", k)
@@ -435,17 +453,24 @@ func crashed(t testing.TB, c txnCase, k int) *Root {
 func expectIgnored(t *testing.T, dir, why string) {
 	t.Helper()
 	before := rawSnapshot(t, dir)
-	r, err := Open(dir)
+	r, err := workspace.Open(dir)
 	if err != nil {
 		t.Fatalf("%s: Open failed: %v", why, err)
 	}
-	if msg := r.Recovered(); !strings.Contains(msg, "ignored .rowkit/journal") || !strings.Contains(msg, why) {
-		t.Fatalf("Recovered() = %q, want it to report the ignored journal (%s)", msg, why)
+	rec, err := Recover(bg, r)
+	if err != nil {
+		t.Fatalf("%s: Recover failed: %v", why, err)
+	}
+	if msg := rec.String(); rec.Action != Ignored || !strings.Contains(msg, "ignored .rowkit/journal") || !strings.Contains(msg, why) {
+		t.Fatalf("Recover() = %+v %q, want it to report the ignored journal (%s)", rec, msg, why)
+	}
+	if errs.Code(rec.Err()) != CodeJournal || !strings.HasSuffix(rec.Err().Error(), "it was left alone") {
+		t.Fatalf("%s: Err() = %v", why, rec.Err())
 	}
 	if after := rawSnapshot(t, dir); !equalMaps(before, after) {
 		t.Fatalf("%s: the workspace changed: %s -> %s", why, keys(before), keys(after))
 	}
-	err = r.Commit([]Change{{Target: "z.txt", Data: []byte("z"), Mode: 0o644}})
+	err = Commit(bg, r, []Change{{Target: "z.txt", Data: []byte("z"), Mode: 0o644}})
 	if errs.Code(err) != CodeJournal || !strings.Contains(err.Error(), "nothing was written") {
 		t.Fatalf("%s: Commit beside a foreign journal: %v", why, err)
 	}
@@ -474,12 +499,11 @@ func TestRecoverIgnoresCopiedJournal(t *testing.T) {
 		clone := t.TempDir()
 		copyTree(t, orig.Dir(), clone)
 		expectIgnored(t, clone, "it is a copy")
-		r, err := Open(orig.Dir())
-		must(t, err)
-		if !strings.HasPrefix(r.Recovered(), "rolled back") && !strings.HasPrefix(r.Recovered(), "completed") {
-			t.Fatalf("crash at %s: the original was not recovered: %q", steps[k], r.Recovered())
+		rec := recoverDir(t, orig.Dir())
+		if rec.Action != RolledBack && rec.Action != Completed {
+			t.Fatalf("crash at %s: the original was not recovered: %+v", steps[k], rec)
 		}
-		if got := snapshot(t, r.Dir()); !equalMaps(got, c.old()) && !equalMaps(got, c.new()) {
+		if got := snapshot(t, orig.Dir()); !equalMaps(got, c.old()) && !equalMaps(got, c.new()) {
 			t.Fatalf("crash at %s: after recovery neither all old nor all new: %s", steps[k], keys(got))
 		}
 	}
@@ -568,36 +592,4 @@ func TestRecoverIgnoresUnprovenJournal(t *testing.T) {
 	must(t, os.Remove(matches[0]))
 	must(t, os.WriteFile(matches[0], data, 0o755))
 	expectIgnored(t, r.Dir(), "is not the file the transaction staged")
-}
-
-// The state directory is the transaction's alone: no script may load,
-// create or move a file into it, by its name or through a symlink.
-func TestStateDirReserved(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, ".rowkit"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, ".rowkit", "journal"), []byte("x"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(".rowkit", filepath.Join(dir, "state")); err != nil {
-		t.Fatal(err)
-	}
-	root, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{".rowkit/journal", "./.rowkit/journal", "state/journal"} {
-		if _, err := root.Load(p); errs.Code(err) != CodeReserved {
-			t.Errorf("Load(%q) = %v, want %s", p, err, CodeReserved)
-		}
-	}
-	for _, p := range []string{".rowkit/new", "state/new", ".rowkit/sub/new"} {
-		if _, _, err := root.Free(p); errs.Code(err) != CodeReserved {
-			t.Errorf("Free(%q) = %v, want %s", p, err, CodeReserved)
-		}
-	}
-	if _, _, err := root.Free("rowkit/new"); err != nil {
-		t.Errorf("Free(rowkit/new) = %v", err)
-	}
 }
