@@ -8,7 +8,8 @@ import (
 )
 
 // statement says where every file of the transaction stands, read from
-// disk: "every file is as it was" only when each one is proven to be.
+// disk: "every file is as it was" only when each one is proven to be, and
+// which of the directories it created are still there.
 func (t *tx) statement() string {
 	var parts []string
 	asWas := 0
@@ -40,10 +41,20 @@ func (t *tx) statement() string {
 		}
 		parts = append(parts, fmt.Sprintf("%s %s", c.Target, s))
 	}
+	out := strings.Join(parts, ", ")
 	if asWas == len(t.changes) {
-		return "every file is as it was"
+		out = "every file is as it was"
 	}
-	return strings.Join(parts, ", ")
+	var dirs []string
+	for _, d := range t.j.Dirs {
+		if fi, err := t.root.Lstat(d); err == nil && fi.IsDir() {
+			dirs = append(dirs, d+"/")
+		}
+	}
+	if len(dirs) > 0 {
+		out += fmt.Sprintf(" (the directories it created are there: %s)", strings.Join(dirs, ", "))
+	}
+	return out
 }
 
 func notExist(t *tx, name string) bool {

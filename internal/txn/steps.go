@@ -250,10 +250,14 @@ func renameNoReplace(root *os.Root, from, to string) error {
 }
 
 // finish removes the backups and the journal of a completed transaction.
+// A backup is dropped even when the journal is no longer this
+// transaction's: the work is done, and the backup is identified by its
+// recorded inode.
 func (t *tx) finish() error {
+	var lost *errLost
 	for _, o := range t.j.Ops {
 		if o.Backup != "" {
-			if err := t.step("drop backup " + o.Target); err != nil {
+			if err := t.step("drop backup " + o.Target); err != nil && !errors.As(err, &lost) {
 				return err
 			}
 			if sameID(t.root, o.Backup, o.BackupID) {

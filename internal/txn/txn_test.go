@@ -13,8 +13,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/workspace"
@@ -99,6 +101,10 @@ func snapshot(t testing.TB, dir string) map[string]string {
 			return nil
 		}
 		fi, _ := d.Info()
+		if !fi.Mode().IsRegular() {
+			out[rel] = fi.Mode().Type().String() // a FIFO is never opened
+			return nil
+		}
 		data, _ := os.ReadFile(p)
 		out[rel] = fmt.Sprintf("%o %s", fi.Mode().Perm(), data)
 		return nil
@@ -390,6 +396,8 @@ func rawSnapshot(t testing.TB, dir string) map[string]string {
 			out[rel] = "link " + l
 		case fi.IsDir():
 			out[rel] = fmt.Sprintf("dir %o", fi.Mode().Perm())
+		case !fi.Mode().IsRegular():
+			out[rel] = fi.Mode().String()
 		default:
 			data, _ := os.ReadFile(p)
 			out[rel] = fmt.Sprintf("%o %s", fi.Mode().Perm(), data)
@@ -592,4 +600,386 @@ func TestRecoverIgnoresUnprovenJournal(t *testing.T) {
 	must(t, os.Remove(matches[0]))
 	must(t, os.WriteFile(matches[0], data, 0o755))
 	expectIgnored(t, r.Dir(), "is not the file the transaction staged")
+}
+
+// hookAt runs f before the first step named step (or starting with it),
+// once.
+func hookAt(step string, f func()) func() {
+	done := false
+	faultHook = func(s string) error {
+		if !done && strings.HasPrefix(s, step) {
+			done = true
+			f()
+		}
+		return nil
+	}
+	return func() { faultHook = nil }
+}
+
+// Another writer changes a target right before the commit renames or
+// removes it, in place or by replacing the file: the commit is rolled back
+// with a *ChangedError, nothing of it is written, and the other writer's
+// content stays.
+func TestCommitExternalWriterBeforeRename(t *testing.T) {
+	c := newTxnCase(rand.New(rand.NewPCG(31, 31)))
+	for _, tc := range []struct {
+		step, target string
+		write        func(p string) error
+	}{
+		{"rename a.txt", "a.txt", func(p string) error { // in place, as echo > a.txt does
+			return os.WriteFile(p, []byte("theirs"), 0o644)
+		}},
+		{"rename a.txt", "a.txt", func(p string) error { // in place, same size: only the content tells
+			data, _ := os.ReadFile(p)
+			return os.WriteFile(p, bytes.Repeat([]byte("z"), len(data)), 0o644)
+		}},
+		{"rename a.txt", "a.txt", func(p string) error { // replaced, as an editor saves
+			os.WriteFile(p+".new", []byte("theirs"), 0o644)
+			return os.Rename(p+".new", p)
+		}},
+		{"remove c.txt", "c.txt", func(p string) error {
+			return os.WriteFile(p, []byte("theirs"), 0o600)
+		}},
+		{"remove c.txt", "c.txt", func(p string) error {
+			os.WriteFile(p+".new", []byte("theirs"), 0o600)
+			return os.Rename(p+".new", p)
+		}},
+		{"rename sub/new/b2.txt", "sub/new/b2.txt", func(p string) error { // created first by another
+			return os.WriteFile(p, []byte("theirs"), 0o644)
+		}},
+	} {
+		r := c.setup(t)
+		p := filepath.Join(r.Dir(), tc.target)
+		var werr error
+		undo := hookAt(tc.step, func() { werr = tc.write(p) })
+		err := Commit(bg, r, c.changes())
+		undo()
+		must(t, werr)
+		var ce *ChangedError
+		if !errors.As(err, &ce) || ce.Target != tc.target {
+			t.Fatalf("%s: %v, want a ChangedError for %s", tc.step, err, tc.target)
+		}
+		if string(ce.Now) != "theirs" && !bytes.HasPrefix(ce.Now, []byte("zz")) {
+			t.Fatalf("%s: Now = %q", tc.step, ce.Now)
+		}
+		want := c.old()
+		data, _ := os.ReadFile(p)
+		fi, _ := os.Stat(p)
+		want[tc.target] = fmt.Sprintf("%o %s", fi.Mode().Perm(), data)
+		if tc.target == "sub/new/b2.txt" {
+			want["sub/"], want["sub/new/"] = "dir", "dir"
+		}
+		if got := snapshot(t, r.Dir()); !equalMaps(got, want) {
+			t.Fatalf("%s: after the rollback: %s, want %s", tc.step, keys(got), keys(want))
+		}
+		if string(data) != "theirs" && !bytes.HasPrefix(data, []byte("zz")) {
+			t.Fatalf("%s: the other writer's content was lost: %q", tc.step, data)
+		}
+		noLitter(t, r.Dir(), tc.step)
+	}
+}
+
+// A FIFO or a device swapped in for a target, between the caller's read
+// and the commit or at any later step before its rename, fails the commit
+// at once: nothing blocks on it, nothing reads it without bound.
+func TestCommitSpecialFileSwappedIn(t *testing.T) {
+	c := newTxnCase(rand.New(rand.NewPCG(37, 37)))
+	kinds := []struct {
+		name string
+		make func(p string) error
+	}{
+		{"a FIFO", func(p string) error { return syscall.Mkfifo(p, 0o644) }},
+	}
+	if os.Geteuid() == 0 {
+		// /dev/zero's numbers: read without bound it never ends.
+		kinds = append(kinds, struct {
+			name string
+			make func(p string) error
+		}{"a device", func(p string) error { return syscall.Mknod(p, syscall.S_IFCHR|0o644, 1<<8|5) }})
+	} else {
+		t.Log("not root: only the FIFO case runs (mknod needs root)")
+	}
+	for _, k := range kinds {
+		for _, at := range []string{"", "journal prepare", "link a.txt", "rename a.txt"} {
+			r := c.setup(t)
+			p := filepath.Join(r.Dir(), "a.txt")
+			swap := func() {
+				must(t, os.Remove(p))
+				must(t, k.make(p))
+			}
+			if at == "" {
+				swap()
+			}
+			undo := hookAt(at, swap)
+			done := make(chan error, 1)
+			go func() { done <- Commit(bg, r, c.changes()) }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s swapped in at %q: the commit blocked", k.name, at)
+			}
+			undo()
+			var ce *ChangedError
+			if !errors.As(err, &ce) || ce.Target != "a.txt" || ce.Kind != k.name {
+				t.Fatalf("%s swapped in at %q: %v", k.name, at, err)
+			}
+			fi, lerr := os.Lstat(p)
+			if lerr != nil || fi.Mode().IsRegular() {
+				t.Fatalf("%s swapped in at %q: the special file is gone: %v", k.name, at, lerr)
+			}
+			got := snapshot(t, r.Dir())
+			delete(got, "a.txt")
+			want := c.old()
+			delete(want, "a.txt")
+			if !equalMaps(got, want) {
+				t.Fatalf("%s swapped in at %q: files changed: %s", k.name, at, keys(got))
+			}
+			noLitter(t, r.Dir(), k.name+" at "+at)
+		}
+	}
+}
+
+// A journal removed or replaced under a running commit (by something
+// outside rowkit's protocol) stops it: commit_failed, exit 3, and a
+// statement of every file that is true on disk, never "every file is as it
+// was" unless it is.
+func TestCommitJournalNotOwn(t *testing.T) {
+	c := newTxnCase(rand.New(rand.NewPCG(41, 41)))
+	steps := countSteps(t, c)
+	tried := 0
+	for _, what := range []string{"remove journal", "replace journal", "replace lock"} {
+		for k, s := range steps {
+			r := c.setup(t)
+			dir := r.Dir()
+			n := 0
+			faultHook = func(string) error {
+				if n++; n-1 == k {
+					switch what {
+					case "remove journal":
+						os.Remove(filepath.Join(dir, journalName))
+					case "replace journal":
+						data, err := os.ReadFile(filepath.Join(dir, journalName))
+						if err == nil {
+							os.Remove(filepath.Join(dir, journalName))
+							os.WriteFile(filepath.Join(dir, journalName), data, 0o600)
+						}
+					case "replace lock":
+						os.Remove(filepath.Join(dir, lockName))
+						os.WriteFile(filepath.Join(dir, lockName), nil, 0o600)
+					}
+				}
+				return nil
+			}
+			err := Commit(bg, r, c.changes())
+			faultHook = nil
+			if err == nil {
+				// The journal was already gone (or not yet written) at
+				// that step, or the lock was replaced after the work was
+				// done: the commit must then have landed.
+				if got := snapshot(t, dir); !equalMaps(got, c.new()) {
+					t.Fatalf("%s at %s: nil error, files %s", what, s, keys(got))
+				}
+				// The backups are dropped; a replaced journal is not
+				// this transaction's to remove.
+				for name := range rawSnapshot(t, dir) {
+					if strings.Contains(name, ".rowkit-") {
+						t.Fatalf("%s at %s: %s is left", what, s, name)
+					}
+				}
+				continue
+			}
+			tried++
+			if errs.Code(err) != CodeCommit || errs.ExitCode(err) != 3 {
+				t.Fatalf("%s at %s: %v", what, s, err)
+			}
+			msg := err.Error()
+			got := snapshot(t, dir)
+			files := map[string]string{}
+			for name, v := range got {
+				switch {
+				case v == "dir":
+					if !strings.Contains(msg, name) || !strings.Contains(msg, "the directories it created are there") {
+						t.Fatalf("%s at %s: %s is there, but the message says %q", what, s, name, msg)
+					}
+					continue
+				case strings.Contains(name, ".rowkit-"):
+					if !strings.Contains(msg, "staging files") {
+						t.Fatalf("%s at %s: %s is left, but the message says %q", what, s, name, msg)
+					}
+					continue
+				}
+				files[name] = v
+			}
+			allOld := equalMaps(files, c.old())
+			if strings.Contains(msg, "every file is as it was") != allOld {
+				t.Fatalf("%s at %s: %q, but all old is %v (%s)", what, s, msg, allOld, keys(got))
+			}
+			if !allOld {
+				for name, state := range map[string]string{"a.txt": "644 " + string(c.a1), "sub/new/b2.txt": "755 " + string(c.b1)} {
+					if got[name] == state && !strings.Contains(msg, name+" has its new content") {
+						t.Fatalf("%s at %s: %s is new but the message says %q", what, s, name, msg)
+					}
+				}
+				if _, ok := got["c.txt"]; !ok && !strings.Contains(msg, "c.txt is deleted") {
+					t.Fatalf("%s at %s: c.txt is deleted but the message says %q", what, s, msg)
+				}
+			}
+		}
+	}
+	if tried < len(steps) {
+		t.Fatalf("only %d of %d steps failed", tried, 3*len(steps))
+	}
+}
+
+// The lock excludes goroutines of one process as it does processes: two
+// commits at once on different files both land, on the same file one
+// lands and the other is refused with a *ChangedError.
+func TestCommitGoroutines(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"x.txt", "y.txt", "s.txt"} {
+		must(t, os.WriteFile(filepath.Join(dir, n), []byte("0"), 0o644))
+	}
+	r, err := workspace.Open(dir)
+	must(t, err)
+	const rounds = 100
+	var wg sync.WaitGroup
+	results := make([][]error, 2)
+	for g, own := range []string{"x.txt", "y.txt"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Each goroutine opens the workspace itself, as the shell's
+			// commands will.
+			r, err := workspace.Open(dir)
+			if err != nil {
+				results[g] = append(results[g], err)
+				return
+			}
+			for i := range rounds {
+				f, err := r.Load(own)
+				if err != nil {
+					results[g] = append(results[g], err)
+					continue
+				}
+				s, err := r.Load("s.txt")
+				if err != nil {
+					results[g] = append(results[g], err)
+					continue
+				}
+				next := []byte(strconv.Itoa(i + 1))
+				err = Commit(bg, r, []Change{
+					{Target: own, Data: next, Mode: 0o644, Old: f.Data},
+					{Target: "s.txt", Data: append(append([]byte(nil), s.Data...), byte('a'+g)), Mode: 0o644, Old: s.Data},
+				})
+				results[g] = append(results[g], err)
+			}
+		}()
+	}
+	wg.Wait()
+	_ = r
+	landed := 0
+	for g, own := range []string{"x.txt", "y.txt"} {
+		last := 0
+		for i, err := range results[g] {
+			var ce *ChangedError
+			switch {
+			case err == nil:
+				last = i + 1
+				landed++
+			case errors.As(err, &ce):
+			default:
+				t.Fatalf("goroutine %d, commit %d: %v", g, i, err)
+			}
+		}
+		data, _ := os.ReadFile(filepath.Join(dir, own))
+		if string(data) != strconv.Itoa(last) {
+			t.Fatalf("%s holds %q, but the last commit that landed wrote %d", own, data, last)
+		}
+	}
+	// Every landed commit appended one letter to s.txt: none was lost.
+	s, _ := os.ReadFile(filepath.Join(dir, "s.txt"))
+	if len(s)-1 != landed {
+		t.Fatalf("s.txt holds %d appends, %d commits landed", len(s)-1, landed)
+	}
+	if landed < rounds {
+		t.Fatalf("only %d of %d commits landed", landed, 2*rounds)
+	}
+	noLitter(t, dir, "after the goroutines")
+	t.Logf("%d of %d commits landed, the rest refused as stale", landed, 2*rounds)
+}
+
+// A lock held by another open file (another process, another goroutine) is
+// waited for: Recover reports Busy and Commit refuses with code journal
+// after the wait; ctx ends the wait early; once the holder lets go, both
+// proceed.
+func TestLockBusy(t *testing.T) {
+	c := newTxnCase(rand.New(rand.NewPCG(43, 43)))
+	r := c.setup(t)
+	old := lockWait
+	lockWait = 300 * time.Millisecond
+	defer func() { lockWait = old }()
+	// Taken the way another process would: its own open file, flock(2).
+	must(t, os.MkdirAll(filepath.Join(r.Dir(), ".rowkit"), 0o755))
+	f, err := os.OpenFile(filepath.Join(r.Dir(), lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	must(t, err)
+	must(t, syscall.Flock(int(f.Fd()), syscall.LOCK_EX))
+	start := time.Now()
+	rec, err := Recover(bg, r)
+	if err != nil || rec.Action != Busy || errs.Code(rec.Err()) != CodeJournal || !strings.Contains(rec.Err().Error(), "another rowkit process is committing here") {
+		t.Fatalf("Recover beside a held lock: %+v %v %v", rec, err, rec.Err())
+	}
+	if d := time.Since(start); d < lockWait {
+		t.Fatalf("Recover gave up after %v, before the wait of %v", d, lockWait)
+	}
+	err = Commit(bg, r, c.changes())
+	if errs.Code(err) != CodeJournal || errs.ExitCode(err) != 1 || !strings.Contains(err.Error(), "another rowkit process is committing here") || !strings.Contains(err.Error(), "nothing was written") {
+		t.Fatalf("Commit beside a held lock: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(bg, 50*time.Millisecond)
+	lockWait = time.Minute
+	start = time.Now()
+	err = Commit(ctx, r, c.changes())
+	cancel()
+	if errs.Code(err) != errs.Cancelled || time.Since(start) > 5*time.Second {
+		t.Fatalf("Commit with a cancelled context: %v after %v", err, time.Since(start))
+	}
+	if got := snapshot(t, r.Dir()); !equalMaps(got, c.old()) {
+		t.Fatalf("files changed while the lock was held elsewhere: %s", keys(got))
+	}
+	// Released while a commit waits: it proceeds.
+	go func() { time.Sleep(100 * time.Millisecond); f.Close() }()
+	must(t, Commit(bg, r, c.changes()))
+	if got := snapshot(t, r.Dir()); !equalMaps(got, c.new()) {
+		t.Fatalf("after the holder let go: %s", keys(got))
+	}
+}
+
+// A journal.tmp that a kill left while the journal was being written (no
+// journal beside it: it decided nothing) is removed by recovery, which
+// says so; a foreign-looking one (another mode) is left.
+func TestRecoverRemovesStaleJournalTemp(t *testing.T) {
+	c := newTxnCase(rand.New(rand.NewPCG(47, 47)))
+	steps := countSteps(t, c)
+	// Killed while writing the first journal: only journal.tmp is there.
+	k := stepIndex(t, steps, "fsync .rowkit/journal.tmp")
+	r := c.setup(t)
+	if _, ok := runWithFault(r, c, k, true); !ok {
+		t.Fatalf("step %d did not run", k)
+	}
+	if _, err := os.Lstat(filepath.Join(r.Dir(), journalTemp)); err != nil {
+		t.Fatalf("no journal.tmp after a crash at %s: %v", steps[k], err)
+	}
+	rec := recoverDir(t, r.Dir())
+	if rec.Action != None || !rec.StaleTemp || !strings.Contains(rec.String(), "removed .rowkit/journal.tmp") {
+		t.Fatalf("Recover: %+v %q", rec, rec)
+	}
+	noLitter(t, r.Dir(), "after the recovery")
+	if got := snapshot(t, r.Dir()); !equalMaps(got, c.old()) {
+		t.Fatalf("files: %s", keys(got))
+	}
+	must(t, os.WriteFile(filepath.Join(r.Dir(), journalTemp), []byte("{}"), 0o644))
+	if rec := recoverDir(t, r.Dir()); rec.StaleTemp {
+		t.Fatalf("a journal.tmp of mode 0644 was removed: %+v", rec)
+	}
 }
