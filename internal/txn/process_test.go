@@ -52,8 +52,13 @@ var (
 )
 
 // rowkitBin builds the rowkit binary once and links its shell names
-// beside it; it returns the directory.
+// beside it; it returns the directory. ROWKIT_TXN_BIN names a directory
+// holding another build (and its names) instead: to run the process tests
+// against a baseline, such as the code before the workspace lock.
 func rowkitBin(t testing.TB) string {
+	if d := os.Getenv("ROWKIT_TXN_BIN"); d != "" {
+		return d
+	}
 	binOnce.Do(func() {
 		if binDir, binErr = os.MkdirTemp("", "rowkit-txn-bin"); binErr != nil {
 			return
