@@ -30,14 +30,17 @@
 // if they are not. Commands that only read never settle anything.
 //
 // Other writers. Under the lock, each target is checked against the
-// content the caller based its change on twice: when it is staged, and
-// right before its rename or removal (its identity, device and inode, and
-// its content). A difference rolls the transaction back with a
-// *ChangedError. A file created by the transaction is renamed into place
-// with RENAME_NOREPLACE, so a file another writer created is never
-// replaced. What no check without a lock shared with that writer can close
-// is the instant between the last check and the rename: a write landing
-// there is overwritten. Every file the transaction opens is opened
+// content the caller based its change on: when it is staged, right before
+// its rename or removal (its identity, device and inode, and its content),
+// and after all the renames through its backup, which holds the replaced
+// file (a write between the check and the rename landed there). A
+// difference rolls the transaction back with a *ChangedError. A file
+// created by the transaction is renamed into place with RENAME_NOREPLACE,
+// so a file another writer created is never replaced. What no check
+// without a lock shared with that writer can close: a write through a
+// descriptor opened before the rename that lands after the last look (and,
+// for a writer that replaces the file by its own rename, the instant
+// between the check and our rename) is lost with the replaced file. Every file the transaction opens is opened
 // non-blocking and checked regular with fstat before it is read, so a FIFO
 // or device swapped in fails the commit at once.
 //

@@ -677,6 +677,33 @@ func TestCommitExternalWriterBeforeRename(t *testing.T) {
 		}
 		noLitter(t, r.Dir(), tc.step)
 	}
+	// A write through a descriptor opened before the rename, landing after
+	// it but before the recheck, goes to the replaced file: the recheck
+	// finds it in the backup and the transaction is undone.
+	r := c.setup(t)
+	var f *os.File
+	faultHook = func(s string) error {
+		switch {
+		case s == "rename a.txt" && f == nil:
+			f, _ = os.OpenFile(filepath.Join(r.Dir(), "a.txt"), os.O_WRONLY|os.O_APPEND, 0)
+		case s == "recheck a.txt" && f != nil:
+			f.WriteString("late")
+			f.Close()
+		}
+		return nil
+	}
+	err := Commit(bg, r, c.changes())
+	faultHook = nil
+	var ce *ChangedError
+	if !errors.As(err, &ce) || ce.Target != "a.txt" || string(ce.Now) != string(c.a0)+"late" {
+		t.Fatalf("a write after the rename: %v", err)
+	}
+	want := c.old()
+	want["a.txt"] += "late"
+	if got := snapshot(t, r.Dir()); !equalMaps(got, want) {
+		t.Fatalf("a write after the rename: files %s", keys(got))
+	}
+	noLitter(t, r.Dir(), "a write after the rename")
 }
 
 // A FIFO or a device swapped in for a target, between the caller's read
