@@ -304,6 +304,9 @@ func (t *tx) stage(i int, c Change) error {
 		return err
 	}
 	if string(now) != string(c.Old) {
+		if len(now) > len(c.Old) {
+			now, _ = readRegular(root, o.Backup, o.BackupID, maxShown)
+		}
 		return &ChangedError{Target: o.Target, Now: now}
 	}
 	return nil

@@ -344,15 +344,17 @@ func TestCommitKilledChild(t *testing.T) {
 func TestCommitConcurrentWriter(t *testing.T) {
 	c := newTxnCase(rand.New(rand.NewPCG(9, 9)))
 	r := c.setup(t)
-	// Another writer changes c.txt after the caller read it.
-	must(t, os.WriteFile(filepath.Join(r.Dir(), "c.txt"), []byte("theirs"), 0o600))
+	// Another writer changes c.txt after the caller read it (longer than
+	// it was: the error carries all of it).
+	theirs := string(c.c0) + "theirs"
+	must(t, os.WriteFile(filepath.Join(r.Dir(), "c.txt"), []byte(theirs), 0o600))
 	err := Commit(bg, r, c.changes())
 	var ce *ChangedError
-	if !errors.As(err, &ce) || ce.Target != "c.txt" || string(ce.Now) != "theirs" {
+	if !errors.As(err, &ce) || ce.Target != "c.txt" || string(ce.Now) != theirs {
 		t.Fatalf("got %v, want a ChangedError for c.txt", err)
 	}
 	want := c.old()
-	want["c.txt"] = "600 theirs"
+	want["c.txt"] = "600 " + theirs
 	if got := snapshot(t, r.Dir()); !equalMaps(got, want) {
 		t.Fatalf("files changed: %s", keys(got))
 	}
