@@ -117,7 +117,8 @@ func readRegular(root *os.Root, name string, id *fileID, limit int64) ([]byte, e
 // stops the transaction with a *ChangedError.
 func (t *tx) forward() error {
 	root := t.root
-	for _, o := range t.j.Ops {
+	now := make([]bool, len(t.j.Ops)) // replaced or removed by this call
+	for i, o := range t.j.Ops {
 		if o.Temp == "" {
 			continue
 		}
@@ -142,8 +143,9 @@ func (t *tx) forward() error {
 		if err := root.Rename(o.Temp, o.Target); err != nil {
 			return err
 		}
+		now[i] = true
 	}
-	for _, o := range t.j.Ops {
+	for i, o := range t.j.Ops {
 		if !o.Delete {
 			continue
 		}
@@ -172,26 +174,29 @@ func (t *tx) forward() error {
 		if err := root.Remove(o.Target); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
+		now[i] = true
 	}
 	// A write that landed between a check and its rename went to the
 	// replaced file, which the backup still holds: look once more, after
-	// every rename, and undo the transaction if one did.
-	for _, o := range t.j.Ops {
-		if o.Backup == "" || o.OldSum == "" || !sameID(root, o.Backup, o.BackupID) {
+	// every rename, and undo the transaction if one did. Only the files
+	// this call replaced: in a recovery, one replaced by the run that
+	// crashed may belong to an edit already acknowledged.
+	for i, o := range t.j.Ops {
+		if !now[i] || o.Backup == "" || o.OldSum == "" || !sameID(root, o.Backup, o.BackupID) {
 			continue
 		}
 		if err := t.step("recheck " + o.Target); err != nil {
 			return err
 		}
-		now, err := readRegular(root, o.Backup, o.BackupID, o.OldSize)
+		data, err := readRegular(root, o.Backup, o.BackupID, o.OldSize)
 		if err != nil {
 			return err
 		}
-		if sum := sha256.Sum256(now); int64(len(now)) != o.OldSize || hex.EncodeToString(sum[:]) != o.OldSum {
-			if int64(len(now)) > o.OldSize {
-				now, _ = readRegular(root, o.Backup, o.BackupID, maxShown)
+		if sum := sha256.Sum256(data); int64(len(data)) != o.OldSize || hex.EncodeToString(sum[:]) != o.OldSum {
+			if int64(len(data)) > o.OldSize {
+				data, _ = readRegular(root, o.Backup, o.BackupID, maxShown)
 			}
-			return &ChangedError{Target: o.Target, Now: now}
+			return &ChangedError{Target: o.Target, Now: data}
 		}
 	}
 	return t.syncDirs()

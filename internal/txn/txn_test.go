@@ -1012,3 +1012,40 @@ func TestRecoverRemovesStaleJournalTemp(t *testing.T) {
 		t.Fatalf("a journal.tmp of mode 0644 was removed: %+v", rec)
 	}
 }
+
+// An acknowledged commit whose cleanup failed leaves its journal deciding
+// commit; whatever other writers do afterwards (write into a replaced file
+// through an old descriptor, create a file where one was deleted), the
+// recovery completes the cleanup and never undoes the acknowledged edit.
+func TestRecoverNeverUndoesAcknowledged(t *testing.T) {
+	c := newTxnCase(rand.New(rand.NewPCG(53, 53)))
+	r := c.setup(t)
+	faultHook = func(s string) error {
+		if strings.HasPrefix(s, "drop backup") {
+			return errors.New("injected")
+		}
+		return nil
+	}
+	err := Commit(bg, r, c.changes())
+	faultHook = nil
+	must(t, err)
+	olds, _ := filepath.Glob(filepath.Join(r.Dir(), ".a.txt.rowkit-*.old"))
+	if len(olds) != 1 {
+		t.Fatalf("backups: %v", olds)
+	}
+	f, err := os.OpenFile(olds[0], os.O_WRONLY|os.O_APPEND, 0)
+	must(t, err)
+	f.WriteString("late")
+	f.Close()
+	must(t, os.WriteFile(filepath.Join(r.Dir(), "c.txt"), []byte("theirs"), 0o600))
+	rec := recoverDir(t, r.Dir())
+	if rec.Action != Completed {
+		t.Fatalf("Recover: %+v", rec)
+	}
+	want := c.new()
+	want["c.txt"] = "600 theirs"
+	if got := snapshot(t, r.Dir()); !equalMaps(got, want) {
+		t.Fatalf("files: %s", keys(got))
+	}
+	noLitter(t, r.Dir(), "after the recovery")
+}
