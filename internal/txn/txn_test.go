@@ -599,8 +599,10 @@ func TestRecoverIgnoresUnprovenJournal(t *testing.T) {
 	}
 	data, err := os.ReadFile(matches[0])
 	must(t, err)
-	must(t, os.Remove(matches[0]))
-	must(t, os.WriteFile(matches[0], data, 0o755))
+	// Written beside it and renamed over it: a new inode (removing it
+	// first would let the file system hand the same number out again).
+	must(t, os.WriteFile(matches[0]+".new", data, 0o755))
+	must(t, os.Rename(matches[0]+".new", matches[0]))
 	expectIgnored(t, r.Dir(), "is not the file the transaction staged")
 }
 
@@ -787,15 +789,17 @@ func TestCommitJournalNotOwn(t *testing.T) {
 					switch what {
 					case "remove journal":
 						os.Remove(filepath.Join(dir, journalName))
+					// A copy renamed over it: a new inode, as removing it
+					// first would not promise.
 					case "replace journal":
 						data, err := os.ReadFile(filepath.Join(dir, journalName))
 						if err == nil {
-							os.Remove(filepath.Join(dir, journalName))
-							os.WriteFile(filepath.Join(dir, journalName), data, 0o600)
+							os.WriteFile(filepath.Join(dir, journalName+".new"), data, 0o600)
+							os.Rename(filepath.Join(dir, journalName+".new"), filepath.Join(dir, journalName))
 						}
 					case "replace lock":
-						os.Remove(filepath.Join(dir, lockName))
-						os.WriteFile(filepath.Join(dir, lockName), nil, 0o600)
+						os.WriteFile(filepath.Join(dir, lockName+".new"), nil, 0o600)
+						os.Rename(filepath.Join(dir, lockName+".new"), filepath.Join(dir, lockName))
 					}
 				}
 				return nil
