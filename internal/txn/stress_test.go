@@ -90,10 +90,12 @@ func stress(t *testing.T, bin string, writers, attempts int, seed int64) {
 			defer readers.Done()
 			rng := rand.New(rand.NewPCG(uint64(seed), uint64(r)))
 			for {
+				// Paced, so that readers do not take the CPU the writers
+				// need on a small machine.
 				select {
 				case <-stop:
 					return
-				default:
+				case <-time.After(time.Duration(5+rng.IntN(10)) * time.Millisecond):
 				}
 				name := fmt.Sprintf("w%d%c.txt", rng.IntN(writers), "ab"[rng.IntN(2)])
 				var cmd []string
@@ -172,8 +174,9 @@ func stress(t *testing.T, bin string, writers, attempts int, seed int64) {
 				}
 				st.attempts++
 				p := start(t, rowkit(bin, dir, "hpatch", script))
+				exited := make(chan struct{})
 				var kill *time.Timer
-				switch rng.IntN(10) {
+				switch rng.IntN(12) {
 				case 0:
 					// At a random moment of its life.
 					kill = time.AfterFunc(time.Duration(rng.IntN(30000))*time.Microsecond, func() { p.cmd.Process.Signal(syscall.SIGKILL) })
@@ -187,8 +190,27 @@ func stress(t *testing.T, bin string, writers, attempts int, seed int64) {
 							p.cmd.Process.Signal(syscall.SIGKILL)
 						}
 					}()
+				case 2:
+					// At a random moment once its commit has staged a
+					// file: mid-transaction.
+					d := time.Duration(rng.IntN(2000)) * time.Microsecond
+					go func() {
+						for {
+							if m, _ := filepath.Glob(filepath.Join(dir, "."+a+".rowkit-*")); len(m) > 0 {
+								time.Sleep(d)
+								p.cmd.Process.Signal(syscall.SIGKILL)
+								return
+							}
+							select {
+							case <-exited:
+								return
+							case <-time.After(200 * time.Microsecond):
+							}
+						}
+					}()
 				}
 				r := p.wait()
+				close(exited)
 				if kill != nil {
 					kill.Stop()
 				}
