@@ -49,6 +49,7 @@ var packageTools = map[string][]string{
 	"cli":       {"hread", "read", "grep", "review", "inspect", "patch", "recover", "mcp", "link", "help", "router", "carrier"},
 	"cmd":       {"hread", "read", "grep", "review", "inspect", "patch", "recover", "mcp", "link", "help", "router", "carrier"},
 	"router":    {"router"},
+	"txn":       {"patch", "recover", "carrier", "mcp:edit"},
 	"mcpserver": {"mcp:inspect_file", "mcp:read_file", "mcp:search", "mcp:edit", "mcp:inspect_repository", "mcp:run_validations"},
 	"rows":      {"hread", "grep", "read", "patch"},
 }

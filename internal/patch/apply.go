@@ -7,6 +7,7 @@ import (
 
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/rows"
+	"github.com/rowkit/rowkit/internal/txn"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
 
@@ -33,12 +34,38 @@ type Options struct {
 // Apply runs an HPATCH/2 script in the workspace. It returns a Result
 // whatever happened; the error is nil when the script applied (or had
 // nothing to do), a rejection with code "rejected" (exit 1; the Result's
-// Failures say why), a commit failure that was rolled back (exit 3), or
+// Failures say why), a pending journal in the way (code journal, exit 1),
+// a commit failure (exit 3; its message says where every file stands), or
 // cancellation.
+//
+// Unless it is a dry run, a transaction a crash left pending is settled
+// first, so that the script reads settled files; Result.Recovery says what
+// was done. A dry run writes nothing, that included.
 func Apply(ctx context.Context, root *workspace.Root, script string, opts Options) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, errs.New(errs.Cancelled, "cancelled before the script ran")
 	}
+	var rec *txn.Recovery
+	if !opts.DryRun && txn.Pending(root) {
+		r, err := txn.Recover(ctx, root)
+		if err == nil {
+			err = r.Refusal()
+		}
+		if err != nil {
+			return &Result{Status: StatusFailed, Files: []FileAction{}}, err
+		}
+		if r.Did() {
+			rec = &r
+		}
+	}
+	res, err := apply(ctx, root, script, opts)
+	if res != nil {
+		res.Recovery = rec
+	}
+	return res, err
+}
+
+func apply(ctx context.Context, root *workspace.Root, script string, opts Options) (*Result, error) {
 	check := opts.Check
 	if check == nil {
 		check = LangChecker
@@ -82,21 +109,21 @@ func Apply(ctx context.Context, root *workspace.Root, script string, opts Option
 	if err := ctx.Err(); err != nil {
 		return nil, errs.New(errs.Cancelled, "cancelled before anything was written")
 	}
-	err = root.Commit(changes)
-	var ce *workspace.ChangedError
+	err = txn.Commit(ctx, root, changes)
+	var ce *txn.ChangedError
 	switch {
 	case errors.As(err, &ce):
 		return reject([]Failure{pl.changedFailure(ce)})
-	case errs.Is(err, workspace.CodeJournal):
-		// A pending journal (foreign, or one that would not settle) stood
-		// in the way: nothing of this script was attempted.
+	case errs.Is(err, txn.CodeJournal), errs.Is(err, errs.Cancelled):
+		// A pending journal (foreign, busy, or one that would not settle)
+		// stood in the way: nothing of this script was attempted.
 		return &Result{Status: StatusFailed, Files: []FileAction{}}, err
 	case err != nil:
 		res := &Result{Status: StatusFailed, Files: []FileAction{}}
 		if e, ok := errs.As(err); ok {
 			return res, e.WithExit(ExitCommitFailed)
 		}
-		return res, errs.Errorf(workspace.CodeCommit, "%v", err).WithExit(ExitCommitFailed)
+		return res, errs.Errorf(txn.CodeCommit, "%v", err).WithExit(ExitCommitFailed)
 	}
 	res.Status = StatusApplied
 	return res, nil
@@ -188,10 +215,10 @@ func (f *fileState) culprit(l int) *edit {
 }
 
 // changes are the plan's net file actions for the workspace transaction.
-func (pl *plan) changes() []workspace.Change {
-	var out []workspace.Change
+func (pl *plan) changes() []txn.Change {
+	var out []txn.Change
 	at := map[string]int{} // target -> index in out
-	put := func(c workspace.Change) {
+	put := func(c txn.Change) {
 		if i, ok := at[c.Target]; ok {
 			// A file deleted or moved away and another written in its
 			// place: one write over the old content.
@@ -213,14 +240,14 @@ func (pl *plan) changes() []workspace.Change {
 		switch {
 		case f.deleted && f.created:
 		case f.deleted:
-			put(workspace.Change{Target: f.target, Delete: true, Old: f.base})
+			put(txn.Change{Target: f.target, Delete: true, Old: f.base})
 		case f.created:
-			put(workspace.Change{Target: f.dest, Data: f.out, Mode: f.mode})
+			put(txn.Change{Target: f.dest, Data: f.out, Mode: f.mode})
 		case f.dest != f.target:
-			put(workspace.Change{Target: f.dest, Data: f.out, Mode: f.mode})
-			put(workspace.Change{Target: f.target, Delete: true, Old: f.base})
+			put(txn.Change{Target: f.dest, Data: f.out, Mode: f.mode})
+			put(txn.Change{Target: f.target, Delete: true, Old: f.base})
 		case f.diff:
-			put(workspace.Change{Target: f.target, Data: f.out, Mode: f.mode, Old: f.base})
+			put(txn.Change{Target: f.target, Data: f.out, Mode: f.mode, Old: f.base})
 		}
 	}
 	return out
@@ -302,7 +329,7 @@ func edgeRows(rec *recorder, e *edit) []rows.Record {
 
 // changedFailure reports a file another writer changed between the
 // baseline and the commit, with its fresh rows around the script's edits.
-func (pl *plan) changedFailure(ce *workspace.ChangedError) Failure {
+func (pl *plan) changedFailure(ce *txn.ChangedError) Failure {
 	for _, f := range pl.files {
 		if f.target != ce.Target && f.dest != ce.Target {
 			continue
@@ -312,6 +339,9 @@ func (pl *plan) changedFailure(ce *workspace.ChangedError) Failure {
 		if f.created || f.dest == ce.Target && f.target != ce.Target {
 			fl.Op = "new"
 			fl.Message = fmt.Sprintf("%s was created by another writer while the script ran; nothing was written", f.path)
+		}
+		if ce.Kind != "" {
+			fl.Message = fmt.Sprintf("%s changed on disk while the script ran (it is %s now); nothing was written", f.path, ce.Kind)
 		}
 		x, err := rows.NewIndex(ce.Now)
 		if err != nil {

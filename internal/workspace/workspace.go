@@ -21,6 +21,11 @@
 // symlink afterwards (a long-lived MCP server's) redirects nothing. Callers
 // that must work by path (git, a child's working directory) use ProcDir or
 // Check.
+//
+// It also loads the files an edit reads (Load) and resolves the paths an
+// edit creates (Free), and reserves rowkit's state directory; the
+// transaction that writes the edit is internal/txn, which writes only
+// through the Root's FS.
 package workspace
 
 import (
@@ -59,9 +64,6 @@ type Root struct {
 	dir string   // canonical absolute path, no trailing slash (except "/")
 	h   *os.Root // the directory, held open from Open on
 	fd  *os.File // the same directory, for ProcDir
-	w   writer   // the long-lived os.Root that writes go through (write.go)
-
-	recovered string // what Open did to settle a pending transaction
 }
 
 // Open returns the workspace rooted at the canonical form of dir, held
@@ -98,17 +100,9 @@ func Open(dir string) (*Root, error) {
 		// Replaced between the resolution and the open.
 		return nil, errorf(CodeRead, "the workspace %s changed while it was opened", abs)
 	}
-	r := &Root{dir: abs, h: h, fd: fd}
-	// A transaction a crash left pending is settled before anything reads
-	// the workspace (write.go).
-	if pendingJournal(abs) {
-		msg, err := r.Recover()
-		if err != nil {
-			return nil, err
-		}
-		r.recovered = msg
-	}
-	return r, nil
+	// Opening writes nothing: a transaction a crash left pending is settled
+	// only by a writer (internal/txn), never by a command that reads.
+	return &Root{dir: abs, h: h, fd: fd}, nil
 }
 
 // Dir returns the canonical root directory, as it was when the workspace
