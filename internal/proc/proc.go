@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"syscall"
@@ -55,9 +56,17 @@ type Spec struct {
 	Dir  string   // working directory; required
 	Env  []string // the whole environment (see Env)
 
+	// Argv0 is the name the program sees as argv[0]; "" is Path. A shell
+	// passes the command name as typed, and a program that dispatches on
+	// its name (rowkit) is run under the name it must answer to.
+	Argv0 string
+
 	Stdin io.Reader // nil: /dev/null
 	// Stdout and Stderr receive the streams. A nil Stdout gives the caller
-	// a pipe instead (Process.Stdout); a nil Stderr discards.
+	// a pipe instead (Process.Stdout); a nil Stderr discards. An *os.File
+	// is handed to the process itself; any other writer is fed from a
+	// pipe, one pipe for both when Stderr is the very writer Stdout is, so
+	// that the two streams keep the order the process wrote them in.
 	Stdout, Stderr io.Writer
 
 	Timeout time.Duration // 0: none
@@ -71,6 +80,8 @@ type Result struct {
 	TimedOut bool   // Timeout ran out and the group was stopped
 	Stopped  bool   // the context was cancelled or Stop was called
 	Duration time.Duration
+
+	signo syscall.Signal
 }
 
 // Process is a started process.
@@ -111,7 +122,11 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 		}
 		path = p
 	}
-	cmd := &exec.Cmd{Path: path, Args: append([]string{s.Path}, s.Args...), Dir: s.Dir, Env: s.Env}
+	argv0 := s.Path
+	if s.Argv0 != "" {
+		argv0 = s.Argv0
+	}
+	cmd := &exec.Cmd{Path: path, Args: append([]string{argv0}, s.Args...), Dir: s.Dir, Env: s.Env}
 	if cmd.Env == nil {
 		cmd.Env = []string{} // never the caller's environment by accident
 	}
@@ -164,7 +179,9 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	if err := attach(stderr, func(f *os.File) { cmd.Stderr = f }); err != nil {
+	if _, isFile := stderr.(*os.File); !isFile && sameWriter(stderr, s.Stdout) {
+		cmd.Stderr = cmd.Stdout
+	} else if err := attach(stderr, func(f *os.File) { cmd.Stderr = f }); err != nil {
 		closeAll()
 		return nil, err
 	}
@@ -298,10 +315,30 @@ func (p *Process) Wait() Result {
 				r.Exit = ws.ExitStatus()
 			case ws.Signaled():
 				r.Signal = SignalName(ws.Signal())
+				r.signo = ws.Signal()
 			}
 		}
 	}
 	return r
+}
+
+// Code is the status a shell gives the process: its exit status, or
+// 128 + n when signal n ended it.
+func (r Result) Code() int {
+	if r.signo != 0 {
+		return 128 + int(r.signo)
+	}
+	return r.Exit
+}
+
+// sameWriter reports whether a and b are the same writer; writers of a
+// type that cannot be compared are never the same.
+func sameWriter(a, b io.Writer) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	t := reflect.TypeOf(a)
+	return t == reflect.TypeOf(b) && t.Comparable() && a == b
 }
 
 // Run starts the process and waits for it.
