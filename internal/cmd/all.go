@@ -14,6 +14,7 @@ var All = []*cli.Command{
 	Patch,
 	Recover,
 	MCP,
+	Shell,
 }
 
 // Find returns the command named name, as a subcommand (grep) or by a
