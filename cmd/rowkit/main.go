@@ -55,5 +55,7 @@ func stdEnv() *cli.Env {
 	return &cli.Env{
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		Dir: dir, LookupEnv: os.LookupEnv, Environ: os.Environ,
+		// The running binary itself, even if its file was replaced.
+		Executable: "/proc/self/exe",
 	}
 }

@@ -60,6 +60,12 @@ type Env struct {
 	// not need the list does not pay for it.
 	Environ func() []string
 
+	// Executable runs this binary again, as rowkit ("/proc/self/exe" from
+	// main), for a command that starts rowkit in a process of its own
+	// (the shell's guardian). Empty (an embedder, a test whose binary is
+	// not rowkit): the command does without.
+	Executable string
+
 	// OutputBytes bounds what a verified-row command writes to stdout and
 	// stderr together (rows, diagnostic and continuation), for a caller
 	// that shows both as one text under a byte limit; 0 is no bound.

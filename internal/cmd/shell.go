@@ -175,7 +175,8 @@ func readScript(r io.Reader, name string) ([]byte, error) {
 
 // RunShell runs the bash script src (named name in a syntax error) in
 // env's directory and environment, with the private commands, and returns
-// its exit status. stdin is what the script's commands read (nil: none).
+// its exit status. Its guardian is env.Executable run as rowkit shell
+// --guardian; without one (an embedder, a test) it runs none. stdin is what the script's commands read (nil: none).
 // With maxOutput > 0, stdout and stderr are merged on env.Stdout within
 // maxOutput bytes (at least shell.MinOutput), syntax errors included;
 // without it they are env's two streams. A cancelled ctx (a signal to
@@ -200,12 +201,15 @@ func RunShell(ctx context.Context, env *cli.Env, name, src string, stdin io.Read
 	if env.Environ != nil {
 		environ = env.Environ()
 	}
-	res := shell.Run(ctx, script, shell.Config{
+	cfg := shell.Config{
 		Dir: dir, Environ: environ, Stdin: stdin,
 		Stdout: env.Stdout, Stderr: env.Stderr, MaxOutput: maxOutput,
-		Private:  private,
-		Guardian: &shell.Program{Path: "/proc/self/exe", Args: []string{"rowkit", "shell", "--guardian"}},
-	})
+		Private: private,
+	}
+	if env.Executable != "" {
+		cfg.Guardian = &shell.Program{Path: env.Executable, Args: []string{"rowkit", "shell", "--guardian"}}
+	}
+	res := shell.Run(ctx, script, cfg)
 	if ctx.Err() != nil {
 		var sig cli.Signal
 		if errors.As(context.Cause(ctx), &sig) {

@@ -89,8 +89,9 @@ func (g *guard) say(op byte, pgid int) {
 	}
 }
 
-// close ends the guardian's pipe and waits for it to exit: with every
-// group gone, at once.
+// close ends the guardian's pipe: with every group gone, it exits at
+// once. It is reaped in the background rather than waited for, so that a
+// script does not end later for a guardian still starting up.
 func (g *guard) close() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -99,7 +100,7 @@ func (g *guard) close() {
 	}
 	g.w.Close()
 	g.w = nil
-	g.p.Wait()
+	go g.p.Wait()
 }
 
 // Guard is the guardian's work, in its own process: it reads "+PGID" and

@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"mvdan.cc/sh/v3/expand"
@@ -109,7 +112,8 @@ type Result struct {
 	// the script, which were stopped.
 	Stopped []string
 	// Err is why the script did not run to its end: ctx's error when it
-	// was cancelled, or an internal error (Status is then 70).
+	// was cancelled (Status is then StatusStopped), or an internal error
+	// (StatusInternal).
 	Err error
 }
 
@@ -117,12 +121,16 @@ type Result struct {
 // of a private command that panicked.
 const StatusInternal = 70
 
+// StatusStopped is the status of a script whose context was cancelled:
+// what SIGTERM gives (a caller that knows the signal reports 128 + it).
+const StatusStopped = 128 + int(syscall.SIGTERM)
+
 // Run runs s in cfg until it ends or ctx is cancelled, and stops whatever
 // it left running. Cancelling ctx stops the programs it runs (SIGTERM to
 // each process group, SIGKILL after the grace period) before Run returns.
 func Run(ctx context.Context, s *Script, cfg Config) Result {
 	sh := newSession(cfg)
-	stdout, stderr := cfg.Stdout, cfg.Stderr
+	stdout, stderr := serialized(cfg.Stdout, cfg.Stderr)
 	if cfg.MaxOutput > 0 {
 		sh.out = NewOutput(cfg.Stdout, cfg.MaxOutput)
 		stdout, stderr = sh.out, sh.out
@@ -153,12 +161,12 @@ func Run(ctx context.Context, s *Script, cfg Config) Result {
 	}
 	err = r.Run(runCtx, s.file)
 	res := Result{Status: exitStatus(err)}
-	if err != nil && !isExit(err) {
-		res.Err = err
-		if ctx.Err() == nil {
-			res.Status = StatusInternal
-			fmt.Fprintf(stderr, "shell: internal error: %s\n", oneLine(err.Error()))
-		}
+	switch {
+	case ctx.Err() != nil:
+		res.Status, res.Err = StatusStopped, ctx.Err()
+	case err != nil && !isExit(err):
+		res.Status, res.Err = StatusInternal, err
+		fmt.Fprintf(stderr, "shell: internal error: %s\n", oneLine(err.Error()))
 	}
 	res.Stopped = sh.end(stop)
 	if len(res.Stopped) > 0 && ctx.Err() == nil {
@@ -174,6 +182,48 @@ func Run(ctx context.Context, s *Script, cfg Config) Result {
 		sh.out.Close()
 	}
 	return res
+}
+
+// serialized makes the script's streams safe for the writes that come at
+// once from background commands, pipeline stages and programs' pipes: a
+// file is written to whole by the system, any other writer gets a lock
+// (one for both when they are the same writer).
+func serialized(stdout, stderr io.Writer) (io.Writer, io.Writer) {
+	wrap := func(w io.Writer) io.Writer {
+		if _, ok := w.(*os.File); ok || w == nil {
+			return w
+		}
+		return &locked{w: w}
+	}
+	if _, ok := stdout.(*os.File); !ok && stdout != nil && sameWriter(stdout, stderr) {
+		l := wrap(stdout)
+		return l, l
+	}
+	return wrap(stdout), wrap(stderr)
+}
+
+// locked is a writer one write at a time. It has no ReadFrom, so that a
+// copy into it (from a program's pipe) writes what it read, under the
+// lock, rather than reading into the writer's buffer while others write.
+type locked struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *locked) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// sameWriter reports whether a and b are the same writer; writers of a
+// type that cannot be compared are never the same.
+func sameWriter(a, b io.Writer) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	t := reflect.TypeOf(a)
+	return t == reflect.TypeOf(b) && t.Comparable() && a == b
 }
 
 // exitStatus is the status err from the interpreter stands for.
