@@ -118,8 +118,12 @@ func writeHelp(w io.Writer, c *Command) {
 	}
 	if len(c.Exits) > 0 {
 		fmt.Fprintf(w, "\nexit codes:\n")
+		width := 3 // a status and its space; wider for 128 + n
 		for _, e := range c.Exits {
-			writeWrapped(w, fmt.Sprintf("  %-3d", e.Status), "     ", e.When, 79)
+			width = max(width, len(fmt.Sprint(e.Status))+1)
+		}
+		for _, e := range c.Exits {
+			writeWrapped(w, fmt.Sprintf("  %-*d", width, e.Status), strings.Repeat(" ", 2+width), e.When, 79)
 		}
 	}
 }
