@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -235,4 +237,83 @@ func cmdKillPids(ts *testscript.TestScript, neg bool, args []string) {
 	for _, p := range pidsOf(ts, args[0]) {
 		syscall.Kill(p, syscall.SIGKILL)
 	}
+}
+
+// The suites of the private commands run a second time with every hread,
+// hgrep, inspect_file, hpatch and rowkit SUBCOMMAND they call running
+// inside rowkit shell: a wrapper of that name first on PATH hands its
+// command line, quoted by bash's printf %q, to rowkit shell -c, whose
+// private command runs it in-process with the script's streams, directory
+// and environment. The scripts are the same files, unchanged.
+func TestScriptsThroughShell(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatalf("bash is required for the wrappers: %v", err)
+	}
+	// A directory every user can enter: the suites run some commands as
+	// the user nobody.
+	top, err := os.MkdirTemp("", "rowkit-through-shell")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(top) })
+	real, wrap := filepath.Join(top, "real"), filepath.Join(top, "wrap")
+	for _, d := range []string{top, real, wrap} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(d, 0o755)
+	}
+	// This test binary under the name rowkit: testscript.Main runs main.
+	rowkit := filepath.Join(real, "rowkit")
+	if err := os.Link(self, rowkit); err != nil {
+		b, err := os.ReadFile(self)
+		if err == nil {
+			err = os.WriteFile(rowkit, b, 0o755)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	wrappers := map[string]string{
+		"rowkit": `case "$1" in hread|grep|inspect|patch) exec ` + rowkit + ` shell -c "$(printf '%q ' rowkit "$@")";; esac
+exec -a rowkit ` + rowkit + ` "$@"`,
+	}
+	for _, name := range []string{"hread", "hgrep", "inspect_file", "hpatch"} {
+		wrappers[name] = `exec ` + rowkit + ` shell -c "$(printf '%q ' ` + name + ` "$@")"`
+	}
+	for name, body := range wrappers {
+		if err := os.WriteFile(filepath.Join(wrap, name), []byte("#!"+bash+"\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var files []string
+	for _, pat := range []string{"hread_*.txtar", "hgrep_*.txtar", "inspect_*.txtar", "hpatch_*.txtar"} {
+		m, _ := filepath.Glob(filepath.Join("../../testdata/script", pat))
+		files = append(files, m...)
+	}
+	if len(files) < 20 {
+		t.Fatalf("only %d scripts found", len(files))
+	}
+	testscript.Run(t, testscript.Params{
+		Files: files,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("PATH", wrap+string(filepath.ListSeparator)+env.Getenv("PATH"))
+			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "throughshell" {
+				return true, nil
+			}
+			if f, ok := scriptConds[cond]; ok {
+				return f(), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+		Cmds: scriptCmds,
+	})
 }
