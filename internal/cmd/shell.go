@@ -65,7 +65,9 @@ in a pipe or a file it keeps the 15,000-token rule.
 
 Dialect limits: no job control (jobs, fg, bg, disown), $! is a job number
 for wait (not a process id), ${PIPESTATUS[@]} is empty, kill runs the kill
-program, and shopt and set -o are partial.
+program, and shopt and set -o are partial. It is not an interactive shell:
+a program reading from a terminal is a background job there and is stopped
+(SIGTTIN); give it its input from a file or a pipe.
 `,
 	Exits: []cli.Exit{
 		{Status: 0, When: "the script succeeded: its last command (or exit) returned 0; the shell's status is the script's, whatever it is, except as below"},
