@@ -178,7 +178,8 @@ shell names: %s
 other: rowkit help COMMAND, rowkit --version
 
 exit codes: 0 success, 1 failure or incomplete output, 2 usage error; some
-commands have more (read, patch: 3; review: 3, 4, 70): rowkit help COMMAND
+commands have more (read, patch: 3; review: 3, 4, 70; shell: its script's
+status): rowkit help COMMAND
 `, strings.Join(names, ", "))
 }
 
