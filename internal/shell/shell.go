@@ -83,7 +83,8 @@ type Config struct {
 	Dir     string   // the working directory, absolute
 	Environ []string // the environment, KEY=VALUE
 	// Stdin is the script's standard input; nil is none (/dev/null).
-	Stdin          io.Reader
+	Stdin io.Reader
+	// Stdout and Stderr are the script's streams; nil discards.
 	Stdout, Stderr io.Writer
 	// MaxOutput, when positive, merges stdout and stderr into Stdout
 	// (Output) within MaxOutput bytes (at least MinOutput).
@@ -129,6 +130,12 @@ const StatusStopped = 128 + int(syscall.SIGTERM)
 // it left running. Cancelling ctx stops the programs it runs (SIGTERM to
 // each process group, SIGKILL after the grace period) before Run returns.
 func Run(ctx context.Context, s *Script, cfg Config) Result {
+	if cfg.Stdout == nil {
+		cfg.Stdout = io.Discard
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = io.Discard
+	}
 	sh := newSession(cfg)
 	stdout, stderr := serialized(cfg.Stdout, cfg.Stderr)
 	if cfg.MaxOutput > 0 {
