@@ -14,6 +14,8 @@ var All = []*cli.Command{
 	Patch,
 	Recover,
 	MCP,
+	Router,
+	Carrier,
 	Shell,
 }
 

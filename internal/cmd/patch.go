@@ -36,7 +36,12 @@ rejection prints, on stderr, one line per failure
 followed by repair rows LINE:HASH TEXT (or "LINE| TEXT" for lines of rejected
 new content). REASON is one of script-syntax row-missing row-stale
 occurrence-missing invalid-count target-order edit-conflict active-file
-initialization file-path language-syntax.
+initialization file-path language-syntax. A range's order is judged on the
+rows it resolves to; a row past the end whose hash is on other lines is
+row-stale (row-missing when no line has it); rm after an edit of the same
+file is edit-conflict; a <<PATCH body that is not UTF-8 is script-syntax; a
+count that is not a number is invalid-count; a row or text target in a file
+the script creates is initialization (a new file takes type VALUE).
 
 options:
   -f FILE     read the script from FILE instead of stdin

@@ -28,7 +28,7 @@ var editBounds = patch.Bounds{Edits: 200, Failures: 50, Gofmt: 50, DiffBytes: 25
 // surface shows, between the tool's own words.
 const EditDescription = "Edits files with an HPATCH/2 script, all files at once or none. Paths are relative to the first workspace root; " +
 	"copy LINE:HASH rows from read_file, search or inspect_file.\n\n" + patch.Language +
-	"\nThe report lists the files changed and the rows at each edit's edges, ready for the next script; it is bounded and says how many edits or failures it left out."
+	"\nThe report lists the files changed and the rows at each edit's edges, ready for the next script; it is bounded and says how many edits or failures it left out. A line longer than 2,000 characters is shown clamped; its hash still covers the whole line."
 
 func (s *Server) addEdit() {
 	in := mustSchema[EditInput]()
@@ -57,10 +57,20 @@ func (s *Server) edit(ctx context.Context, req *mcp.CallToolRequest, in EditInpu
 	if res == nil {
 		return nil, nil, err
 	}
-	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: patch.Text(res, err, rows.DefaultBudget, "edit")}}}
+	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: editText(res, err, rows.DefaultBudget)}}}
 	res.Bound(editBounds)
 	// A rejected or rolled-back script is the engine's own result, with
 	// the reasons in failures; the call is an error all the same.
 	out.IsError = err != nil
 	return out, res, nil
+}
+
+// editText is what hpatch prints: the failures with their repair rows, or
+// the file actions and the rows at each edit's edges, or the diff, within
+// the verified-row budget; the structured result is cut to what it admits.
+func editText(res *patch.Result, err error, b rows.Budget) string {
+	if len(res.Failures) == 0 && err != nil {
+		return patch.Text(res, err, b, "edit")
+	}
+	return res.Within(b, "edit: ")
 }

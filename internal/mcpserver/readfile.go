@@ -47,11 +47,15 @@ var readBudget = rows.DefaultBudget
 var readViewBudget = read.Tokens(readBudget)
 
 func (s *Server) readFile(ctx context.Context, req *mcp.CallToolRequest, in ReadFileInput) (*mcp.CallToolResult, *read.Result, error) {
+	var res *read.Result
 	r, rel, err := locate(s.callRoots(ctx, req), in.Path)
 	if err != nil {
-		return nil, nil, withPath(in.Path, err)
+		// The reader's own codes and shape for a path no root holds,
+		// as for one it refuses itself.
+		res, _ = read.Refused(read.Input{Path: in.Path, Offset: in.Offset, Limit: in.Limit}, err)
+	} else {
+		res, _ = read.Read(ctx, r.ws, read.Input{Path: rel, Offset: in.Offset, Limit: in.Limit}, read.Options{Budget: readViewBudget})
 	}
-	res, err := read.Read(ctx, r.ws, read.Input{Path: rel, Offset: in.Offset, Limit: in.Limit}, read.Options{Budget: readViewBudget})
 	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(read.Format(res, read.FormatRows))}}}
 	// A failed read is still a result of the reader's own shape, with its
 	// error code; the call is an error result all the same.
@@ -61,7 +65,6 @@ func (s *Server) readFile(ctx context.Context, req *mcp.CallToolRequest, in Read
 			out.Content = append(out.Content, &mcp.ImageContent{Data: data, MIMEType: p.MediaType})
 		}
 	}
-	_ = err // the Result carries the error code; err repeats it
 	return out, res, nil
 }
 

@@ -47,11 +47,18 @@ func Apply(ctx context.Context, root *workspace.Root, script string, opts Option
 	if len(fails) > 0 {
 		return reject(fails)
 	}
-	pl := build(root, s)
+	pl, err := build(ctx, root, s)
+	if err != nil {
+		return nil, stopped(err)
+	}
 	if len(pl.fails) > 0 {
 		return reject(pl.fails)
 	}
-	if fails := pl.checkSyntax(check); len(fails) > 0 {
+	fails, err = pl.checkSyntax(ctx, check)
+	if err != nil {
+		return nil, stopped(err)
+	}
+	if len(fails) > 0 {
 		return reject(fails)
 	}
 	var formatted []FormatRows
@@ -63,7 +70,9 @@ func Apply(ctx context.Context, root *workspace.Root, script string, opts Option
 	changes := pl.changes()
 	if opts.DryRun {
 		res.Status = StatusDryRun
-		res.Diff = pl.diff()
+		if res.Diff, err = pl.diff(ctx); err != nil {
+			return nil, stopped(err)
+		}
 		return res, nil
 	}
 	if len(changes) == 0 {
@@ -73,7 +82,7 @@ func Apply(ctx context.Context, root *workspace.Root, script string, opts Option
 	if err := ctx.Err(); err != nil {
 		return nil, errs.New(errs.Cancelled, "cancelled before anything was written")
 	}
-	err := root.Commit(changes)
+	err = root.Commit(changes)
 	var ce *workspace.ChangedError
 	switch {
 	case errors.As(err, &ce):
@@ -93,6 +102,11 @@ func Apply(ctx context.Context, root *workspace.Root, script string, opts Option
 	return res, nil
 }
 
+// stopped is the error of a script that ctx stopped before its commit.
+func stopped(err error) error {
+	return errs.New(errs.Cancelled, "cancelled before anything was written: "+err.Error())
+}
+
 func reject(fails []Failure) (*Result, error) {
 	f := fails[0]
 	msg := fmt.Sprintf("%d failure(s); first: command %d, reason %s", len(fails), f.Command, f.Reason)
@@ -100,18 +114,26 @@ func reject(fails []Failure) (*Result, error) {
 }
 
 // checkSyntax parses every changed file that parsed before the script.
-func (pl *plan) checkSyntax(check Checker) []Failure {
+// A done ctx stops it (the checker's answer is then not trusted).
+func (pl *plan) checkSyntax(ctx context.Context, check Checker) ([]Failure, error) {
 	var fails []Failure
 	for _, f := range pl.files {
 		if f.deleted || !f.diff {
 			continue
 		}
-		line, msg, bad := check(f.dest, f.out)
+		line, msg, bad := check(ctx, f.dest, f.out)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if !bad {
 			continue
 		}
 		if !f.created {
-			if _, _, wasBad := check(f.target, f.base); wasBad {
+			_, _, wasBad := check(ctx, f.target, f.base)
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			if wasBad {
 				continue // already broken: not held to it
 			}
 		}
@@ -119,7 +141,7 @@ func (pl *plan) checkSyntax(check Checker) []Failure {
 		x, _ := rows.NewIndex(f.out)
 		var prop []rows.Record
 		for l := max(1, line-2); x != nil && l <= min(x.Count(), line+2); l++ {
-			prop = append(prop, rows.Record{Line: l, Hash: rows.Hash(x.Text(l)), Text: string(x.Text(l))})
+			prop = append(prop, rows.ClampedRecord(l, x.Text(l)))
 		}
 		fail := Failure{Op: "type", Path: f.path, Reason: ReasonLanguageSyntax,
 			Message: fmt.Sprintf("the new content does not parse: line %d: %s", line, msg), Proposed: prop}
@@ -128,7 +150,7 @@ func (pl *plan) checkSyntax(check Checker) []Failure {
 		}
 		fails = append(fails, fail)
 	}
-	return fails
+	return fails, nil
 }
 
 // culprit is the edit that most plausibly broke line l of the new content:
@@ -227,6 +249,7 @@ func (pl *plan) result() *Result {
 		if err != nil {
 			continue
 		}
+		rec := &recorder{x: x}
 		all := append([]*edit(nil), f.edits...)
 		if f.eof != nil {
 			all = append(all, f.eof)
@@ -235,7 +258,7 @@ func (pl *plan) result() *Result {
 			if e.outEnd == e.outStart && e.start == e.end && e != f.eof {
 				continue // an empty insertion
 			}
-			res.Edits = append(res.Edits, EditRows{Command: e.cmd.N, Op: e.cmd.Op(), Path: f.path, Rows: edgeRows(x, e)})
+			res.Edits = append(res.Edits, EditRows{Command: e.cmd.N, Op: e.cmd.Op(), Path: f.path, Rows: edgeRows(rec, e)})
 		}
 	}
 	return res
@@ -243,7 +266,8 @@ func (pl *plan) result() *Result {
 
 // edgeRows are the rows before and after an edit's new text and its first
 // and last rows.
-func edgeRows(x *rows.Index, e *edit) []rows.Record {
+func edgeRows(rec *recorder, e *edit) []rows.Record {
+	x := rec.x
 	n := x.Count()
 	if n == 0 {
 		return []rows.Record{}
@@ -271,7 +295,7 @@ func edgeRows(x *rows.Index, e *edit) []rows.Record {
 			continue
 		}
 		last = l
-		out = append(out, rows.Record{Line: l, Hash: rows.Hash(x.Text(l)), Text: string(x.Text(l))})
+		out = append(out, rec.record(l))
 	}
 	return out
 }

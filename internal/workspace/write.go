@@ -48,10 +48,7 @@ type writer struct {
 // fsRoot returns the long-lived os.Root of the workspace.
 func (r *Root) fsRoot() (*os.Root, error) {
 	r.w.once.Do(func() {
-		r.w.root, r.w.err = os.OpenRoot(r.dir)
-		if r.w.err != nil {
-			r.w.err = errorf(CodeRead, "cannot open the workspace: %v", regfile.Cause(r.w.err))
-		}
+		r.w.root = r.h // held since Open
 	})
 	return r.w.root, r.w.err
 }
@@ -113,7 +110,7 @@ func (r *Root) Free(req string) (clean, target string, err error) {
 	if dir != "" {
 		parent = path.Clean(dir)
 	}
-	abs, exists, rerr := resolve(r.dir, parent)
+	abs, exists, rerr := r.resolve(parent)
 	if !Inside(r.dir, abs) {
 		return clean, "", errorf(CodeOutside, "%s resolves through a symlink to a place outside the workspace", clean)
 	}
@@ -125,7 +122,7 @@ func (r *Root) Free(req string) (clean, target string, err error) {
 		rel = abs[len(r.dir)+1:]
 	}
 	if exists {
-		fi, err := os.Stat(abs)
+		fi, err := r.h.Stat(rel)
 		if err != nil || !fi.IsDir() {
 			return clean, "", errorf(CodeNotRegular, "%s: %s is not a directory", clean, parent)
 		}
@@ -136,7 +133,7 @@ func (r *Root) Free(req string) (clean, target string, err error) {
 	if err := reserved(target); err != nil {
 		return clean, "", err
 	}
-	if _, err := os.Lstat(path.Join(r.dir, target)); err == nil {
+	if _, err := r.h.Lstat(target); err == nil {
 		return clean, "", errorf(CodeExists, "%s already exists", clean)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return clean, "", errorf(CodeRead, "%s: %v", clean, regfile.Cause(err))
@@ -148,7 +145,7 @@ func (r *Root) Free(req string) (clean, target string, err error) {
 // deepest existing ancestor is a directory.
 func (r *Root) creatable(rel string) bool {
 	for rel != "." && rel != "/" {
-		fi, err := os.Lstat(path.Join(r.dir, rel))
+		fi, err := r.h.Lstat(rel)
 		if err == nil {
 			return fi.IsDir()
 		}
