@@ -118,3 +118,46 @@ func TestChildOutlivesStartingThread(t *testing.T) {
 		t.Fatal("the child died with the thread that started it")
 	}
 }
+
+// TestHelperOutliving does nothing as a test. Run by TestOutliveSurvivesParent
+// as a separate process (PROC_HELPER=outlive), it starts sleep through
+// Start with Outlive, prints its pid and waits to be killed.
+func TestHelperOutliving(t *testing.T) {
+	if os.Getenv("PROC_HELPER") != "outlive" {
+		return
+	}
+	p, err := Start(context.Background(), Spec{Path: "sleep", Args: []string{"30"}, Dir: "/", Env: Env(os.LookupEnv, []string{"PATH"}), Outlive: true})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Println(p.Pid())
+	select {}
+}
+
+// Outlive exempts a process from the parent's death: the shell's guardian
+// starts its work when the shell is killed.
+func TestOutliveSurvivesParent(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperOutliving$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "PROC_HELPER=outlive")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	child, perr := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || perr != nil {
+		cmd.Process.Kill()
+		t.Fatalf("helper said %q: %v", line, err)
+	}
+	defer syscall.Kill(child, syscall.SIGKILL)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	time.Sleep(200 * time.Millisecond)
+	if !alive(child) {
+		t.Fatalf("the child %d died with its parent", child)
+	}
+}

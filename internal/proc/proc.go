@@ -1,14 +1,15 @@
 // Package proc owns running other programs: the one subprocess runner behind
-// ripgrep, git and validation commands.
+// ripgrep, git, validation commands and the programs of rowkit shell.
 //
 // Every process gets argv (never a shell), an explicit working directory,
 // an allowlisted environment, standard input at /dev/null unless given, and
 // its own process group. Stopping it (context cancelled, timeout, or Stop)
 // sends SIGTERM to the whole group, then SIGKILL after a grace period; when
 // the leader exits, whatever is left of its group is killed too, so no
-// grandchild outlives the call. Every process gets SIGKILL when this
-// process dies, however it dies (Pdeathsig). Output goes to bounded writers
-// (Capture, Limit) or to a pipe the caller reads.
+// grandchild outlives the call. Every process but one started to Outlive
+// this one gets SIGKILL when this process dies, however it dies
+// (Pdeathsig). Output goes to bounded writers (Capture, Limit) or to a pipe
+// the caller reads.
 package proc
 
 import (
@@ -63,6 +64,11 @@ type Spec struct {
 	// passes the command name as typed, and a program that dispatches on
 	// its name (rowkit) is run under the name it must answer to.
 	Argv0 string
+
+	// Outlive exempts the process from the SIGKILL every other process
+	// gets when this one dies: the shell's guardian, whose work starts
+	// then. Timeout, Stop and a cancelled context still stop it.
+	Outlive bool
 
 	Stdin io.Reader // nil: /dev/null
 	// Stdout and Stderr receive the streams. A nil Stdout gives the caller
@@ -152,6 +158,9 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	cmd.Stdin = s.Stdin
 	cmd.ExtraFiles = s.ExtraFiles
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if s.Outlive {
+		cmd.SysProcAttr.Pdeathsig = 0
+	}
 	p := &Process{cmd: cmd, grace: s.Grace, exited: make(chan struct{}), done: make(chan struct{})}
 	if p.grace <= 0 {
 		p.grace = DefaultGrace

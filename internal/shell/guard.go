@@ -62,10 +62,11 @@ func (g *guard) spawn() error {
 	}
 	defer r.Close()
 	// Not the script's context: the guardian must outlive its
-	// cancellation, and ends when the pipe does.
+	// cancellation, and ends when the pipe does; nor the death signal
+	// proc gives children: it must outlive the shell.
 	p, err := proc.Start(context.Background(), proc.Spec{
 		Path: g.prog.Path, Argv0: g.prog.Args[0], Args: g.prog.Args[1:], Dir: "/",
-		Stdin: r, Stdout: null, Stderr: null,
+		Stdin: r, Stdout: null, Stderr: null, Outlive: true,
 	})
 	if err != nil {
 		w.Close()
@@ -107,9 +108,6 @@ func (g *guard) close() {
 // "-PGID" lines from in until it ends, then stops every group still
 // listed (SIGTERM, then SIGKILL after grace to those left) and returns.
 func Guard(in io.Reader, grace time.Duration) {
-	// A parent-death signal (the one proc may give its children) would
-	// end the guardian with the shell, the one moment it is for.
-	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, 0, 0)
 	groups := map[int]bool{}
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
