@@ -25,9 +25,16 @@ func main() {
 		if len(c.Signals) > 0 {
 			// The first signal cancels the command, which stops what it
 			// started and ends; a second one has its default action again.
-			var stop context.CancelFunc
-			ctx, stop = signal.NotifyContext(ctx, c.Signals...)
-			context.AfterFunc(ctx, stop)
+			// The cause names the signal (the shell exits 128 + it).
+			var cancel context.CancelCauseFunc
+			ctx, cancel = context.WithCancelCause(ctx)
+			sigs := make(chan os.Signal, 1)
+			signal.Notify(sigs, c.Signals...)
+			go func() {
+				s := <-sigs
+				signal.Stop(sigs)
+				cancel(cli.Signal{Signal: s})
+			}()
 		}
 		if _, set := os.LookupEnv("GOGC"); c.GCPercent != 0 && !set {
 			debug.SetGCPercent(c.GCPercent)
@@ -47,6 +54,8 @@ func stdEnv() *cli.Env {
 	}
 	return &cli.Env{
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		Dir: dir, LookupEnv: os.LookupEnv,
+		Dir: dir, LookupEnv: os.LookupEnv, Environ: os.Environ,
+		// The running binary itself, even if its file was replaced.
+		Executable: "/proc/self/exe",
 	}
 }

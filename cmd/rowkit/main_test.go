@@ -47,6 +47,8 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 // scriptConds are the conditions scripts may test with [NAME].
 var scriptConds = map[string]func() bool{
 	"root": func() bool { return os.Geteuid() == 0 },
+	// The commands run inside rowkit shell (TestScriptsThroughShell).
+	"throughshell": func() bool { return false },
 }
 
 func TestScripts(t *testing.T) {

@@ -54,6 +54,18 @@ type Env struct {
 	// the process. Nil is an empty environment.
 	LookupEnv func(key string) (string, bool)
 
+	// Environ lists the whole environment, KEY=VALUE, for a command that
+	// hands all of it on (the shell); the variables LookupEnv finds. Nil
+	// is an empty environment. A function, so that a command that does
+	// not need the list does not pay for it.
+	Environ func() []string
+
+	// Executable runs this binary again, as rowkit ("/proc/self/exe" from
+	// main), for a command that starts rowkit in a process of its own
+	// (the shell's guardian). Empty (an embedder, a test whose binary is
+	// not rowkit): the command does without.
+	Executable string
+
 	// OutputBytes bounds what a verified-row command writes to stdout and
 	// stderr together (rows, diagnostic and continuation), for a caller
 	// that shows both as one text under a byte limit; 0 is no bound.
@@ -97,6 +109,13 @@ func (e *Env) Budget() rows.Budget {
 
 // line is err as the command's stderr line.
 func (e *Env) line(err error) string { return e.Name + ": " + Diagnostic(err) + "\n" }
+
+// Signal is the cause main gives a command's context when one of the
+// command's Signals arrives (context.Cause), so that the command can tell
+// which: the shell exits 128 + its number.
+type Signal struct{ os.Signal }
+
+func (s Signal) Error() string { return s.Signal.String() + " signal received" }
 
 // Command is one rowkit command.
 type Command struct {

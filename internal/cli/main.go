@@ -118,8 +118,12 @@ func writeHelp(w io.Writer, c *Command) {
 	}
 	if len(c.Exits) > 0 {
 		fmt.Fprintf(w, "\nexit codes:\n")
+		width := 3 // a status and its space; wider for 128 + n
 		for _, e := range c.Exits {
-			writeWrapped(w, fmt.Sprintf("  %-3d", e.Status), "     ", e.When, 79)
+			width = max(width, len(fmt.Sprint(e.Status))+1)
+		}
+		for _, e := range c.Exits {
+			writeWrapped(w, fmt.Sprintf("  %-*d", width, e.Status), strings.Repeat(" ", 2+width), e.When, 79)
 		}
 	}
 }
@@ -174,7 +178,8 @@ shell names: %s
 other: rowkit help COMMAND, rowkit --version
 
 exit codes: 0 success, 1 failure or incomplete output, 2 usage error; some
-commands have more (read, patch: 3; review: 3, 4, 70): rowkit help COMMAND
+commands have more (read, patch: 3; review: 3, 4, 70; shell: its script's
+status): rowkit help COMMAND
 `, strings.Join(names, ", "))
 }
 

@@ -16,6 +16,7 @@ var All = []*cli.Command{
 	MCP,
 	Router,
 	Carrier,
+	Shell,
 }
 
 // Find returns the command named name, as a subcommand (grep) or by a

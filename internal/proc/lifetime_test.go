@@ -118,3 +118,86 @@ func TestChildOutlivesStartingThread(t *testing.T) {
 		t.Fatal("the child died with the thread that started it")
 	}
 }
+
+// TestHelperOutliving does nothing as a test. Run by TestOutliveSurvivesParent
+// as a separate process (PROC_HELPER=outlive), it starts sleep through
+// Start with Outlive, prints its pid and waits to be killed.
+func TestHelperOutliving(t *testing.T) {
+	if os.Getenv("PROC_HELPER") != "outlive" {
+		return
+	}
+	p, err := Start(context.Background(), Spec{Path: "sleep", Args: []string{"30"}, Dir: "/", Env: Env(os.LookupEnv, []string{"PATH"}), Outlive: true})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Println(p.Pid())
+	select {}
+}
+
+// Outlive exempts a process from the parent's death: the shell's guardian
+// starts its work when the shell is killed.
+func TestOutliveSurvivesParent(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperOutliving$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "PROC_HELPER=outlive")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	child, perr := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || perr != nil {
+		cmd.Process.Kill()
+		t.Fatalf("helper said %q: %v", line, err)
+	}
+	defer syscall.Kill(child, syscall.SIGKILL)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	time.Sleep(200 * time.Millisecond)
+	if !alive(child) {
+		t.Fatalf("the child %d died with its parent", child)
+	}
+}
+
+// A program that detaches on purpose leaves its group a moment after its
+// parent (the leader) has exited: here a child that calls setsid 50 ms
+// late. It gets that moment (it was killed with the group at once, so
+// setsid -f lost its child whenever the machine was busy), while what
+// stays in the group is still killed.
+func TestLeavingTheGroupAfterTheLeader(t *testing.T) {
+	dir := t.TempDir()
+	script := `( sleep 0.05; exec setsid sh -c 'echo $$ > detached.pid; exec sleep 30' ) >/dev/null 2>&1 & sh -c 'echo $$ > stayed.pid; exec sleep 30' >/dev/null 2>&1 & sleep 0.01`
+	res, err := Run(context.Background(), Spec{Path: "sh", Args: []string{"-c", script}, Dir: dir, Env: Env(os.LookupEnv, []string{"PATH"})})
+	if err != nil || res.Exit != 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	pid := func(name string) int {
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			b, _ := os.ReadFile(filepath.Join(dir, name))
+			if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n > 0 {
+				return n
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatalf("%s never written", name)
+		return 0
+	}
+	detached := pid("detached.pid")
+	defer syscall.Kill(detached, syscall.SIGKILL)
+	if !alive(detached) {
+		t.Errorf("the child that left the group was killed")
+	}
+	stayed := pid("stayed.pid")
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(stayed) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if alive(stayed) {
+		syscall.Kill(stayed, syscall.SIGKILL)
+		t.Errorf("a member that stayed in the group outlived its leader")
+	}
+}

@@ -1,14 +1,15 @@
 // Package proc owns running other programs: the one subprocess runner behind
-// ripgrep, git and validation commands.
+// ripgrep, git, validation commands and the programs of rowkit shell.
 //
 // Every process gets argv (never a shell), an explicit working directory,
 // an allowlisted environment, standard input at /dev/null unless given, and
 // its own process group. Stopping it (context cancelled, timeout, or Stop)
 // sends SIGTERM to the whole group, then SIGKILL after a grace period; when
 // the leader exits, whatever is left of its group is killed too, so no
-// grandchild outlives the call. Every process gets SIGKILL when this
-// process dies, however it dies (Pdeathsig). Output goes to bounded writers
-// (Capture, Limit) or to a pipe the caller reads.
+// grandchild outlives the call. Every process but one started to Outlive
+// this one gets SIGKILL when this process dies, however it dies
+// (Pdeathsig). Output goes to bounded writers (Capture, Limit) or to a pipe
+// the caller reads.
 package proc
 
 import (
@@ -19,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -58,9 +60,22 @@ type Spec struct {
 	Dir  string   // working directory; required
 	Env  []string // the whole environment (see Env)
 
+	// Argv0 is the name the program sees as argv[0]; "" is Path. A shell
+	// passes the command name as typed, and a program that dispatches on
+	// its name (rowkit) is run under the name it must answer to.
+	Argv0 string
+
+	// Outlive exempts the process from the SIGKILL every other process
+	// gets when this one dies: the shell's guardian, whose work starts
+	// then. Timeout, Stop and a cancelled context still stop it.
+	Outlive bool
+
 	Stdin io.Reader // nil: /dev/null
 	// Stdout and Stderr receive the streams. A nil Stdout gives the caller
-	// a pipe instead (Process.Stdout); a nil Stderr discards.
+	// a pipe instead (Process.Stdout); a nil Stderr discards. An *os.File
+	// is handed to the process itself; any other writer is fed from a
+	// pipe, one pipe for both when Stderr is the very writer Stdout is, so
+	// that the two streams keep the order the process wrote them in.
 	Stdout, Stderr io.Writer
 
 	// ExtraFiles are open files the process inherits as descriptors 3,
@@ -90,6 +105,8 @@ type Result struct {
 	TimedOut bool   // Timeout ran out and the group was stopped
 	Stopped  bool   // the context was cancelled or Stop was called
 	Duration time.Duration
+
+	signo syscall.Signal
 }
 
 // Process is a started process.
@@ -130,13 +147,20 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 		}
 		path = p
 	}
-	cmd := &exec.Cmd{Path: path, Args: append([]string{s.Path}, s.Args...), Dir: s.Dir, Env: s.Env}
+	argv0 := s.Path
+	if s.Argv0 != "" {
+		argv0 = s.Argv0
+	}
+	cmd := &exec.Cmd{Path: path, Args: append([]string{argv0}, s.Args...), Dir: s.Dir, Env: s.Env}
 	if cmd.Env == nil {
 		cmd.Env = []string{} // never the caller's environment by accident
 	}
 	cmd.Stdin = s.Stdin
 	cmd.ExtraFiles = s.ExtraFiles
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if s.Outlive {
+		cmd.SysProcAttr.Pdeathsig = 0
+	}
 	p := &Process{cmd: cmd, grace: s.Grace, exited: make(chan struct{}), done: make(chan struct{})}
 	if p.grace <= 0 {
 		p.grace = DefaultGrace
@@ -184,7 +208,9 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	if err := attach(stderr, func(f *os.File) { cmd.Stderr = f }); err != nil {
+	if _, isFile := stderr.(*os.File); !isFile && sameWriter(stderr, s.Stdout) {
+		cmd.Stderr = cmd.Stdout
+	} else if err := attach(stderr, func(f *os.File) { cmd.Stderr = f }); err != nil {
 		closeAll()
 		return nil, err
 	}
@@ -215,7 +241,7 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	go func() {
 		p.waitErr = cmd.Wait()
 		// The leader is gone; nothing else of its group may stay behind.
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		endGroup(cmd.Process.Pid)
 		close(p.exited)
 	}()
 	ctx, p.cancelFn = context.WithCancel(ctx)
@@ -312,6 +338,25 @@ func limitMemory(pid int, n int64) error {
 	return nil
 }
 
+// leaveGrace is how long the members of a group whose leader has exited
+// get to leave it before they are killed. A program that detaches on
+// purpose forks a child that calls setsid(2) once the parent has exited
+// (setsid -f, a daemon's double fork): killed at once, that child dies in
+// the instant before it leaves, the more often the busier the machine.
+const leaveGrace = 500 * time.Millisecond
+
+// endGroup kills what is left of the group pgid once its leader has
+// exited: at once when nothing is, otherwise when the members still there
+// have had leaveGrace to go. A group emptied by its leader's exit (the
+// usual case) costs one kill(2).
+func endGroup(pgid int) {
+	deadline := time.Now().Add(leaveGrace)
+	for syscall.Kill(-pgid, 0) == nil && time.Now().Before(deadline) {
+		time.Sleep(2 * time.Millisecond)
+	}
+	syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
 // Pid returns the process id, which is also its group id.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
@@ -370,10 +415,30 @@ func (p *Process) Wait() Result {
 				r.Exit = ws.ExitStatus()
 			case ws.Signaled():
 				r.Signal = SignalName(ws.Signal())
+				r.signo = ws.Signal()
 			}
 		}
 	}
 	return r
+}
+
+// Code is the status a shell gives the process: its exit status, or
+// 128 + n when signal n ended it.
+func (r Result) Code() int {
+	if r.signo != 0 {
+		return 128 + int(r.signo)
+	}
+	return r.Exit
+}
+
+// sameWriter reports whether a and b are the same writer; writers of a
+// type that cannot be compared are never the same.
+func sameWriter(a, b io.Writer) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	t := reflect.TypeOf(a)
+	return t == reflect.TypeOf(b) && t.Comparable() && a == b
 }
 
 // Run starts the process and waits for it.

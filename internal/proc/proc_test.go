@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -191,6 +192,49 @@ func TestEnvLookup(t *testing.T) {
 	}
 	if got := Env(nil, []string{"PATH"}, "X=1"); strings.Join(got, " ") != "X=1" {
 		t.Errorf("Env(nil) = %q", got)
+	}
+}
+
+// slowWriter keeps what it is given, slowly, so that a process writing to
+// two pipes would get ahead of it on both.
+type slowWriter struct{ b strings.Builder }
+
+func (w *slowWriter) Write(p []byte) (int, error) {
+	time.Sleep(time.Millisecond)
+	return w.b.Write(p)
+}
+
+// One writer given as Stdout and Stderr gets both streams in the order
+// the process wrote them (one pipe), not two pipes' arrivals.
+func TestSameWriterKeepsOrder(t *testing.T) {
+	w := &slowWriter{}
+	res, err := Run(context.Background(), Spec{
+		Path: "sh", Args: []string{"-c", `i=0; while [ $i -lt 200 ]; do echo out$i; echo err$i >&2; i=$((i+1)); done`},
+		Dir: "/", Env: Env(os.LookupEnv, []string{"PATH"}), Stdout: w, Stderr: w,
+	})
+	if err != nil || res.Exit != 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	var want strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&want, "out%d\nerr%d\n", i, i)
+	}
+	if got := w.b.String(); got != want.String() {
+		t.Errorf("the streams came out of order:\n%.300s", got)
+	}
+}
+
+// Argv0 is what the program sees as its name; Code is the status a shell
+// gives: the exit status, or 128 + the signal that ended the process.
+func TestArgv0AndCode(t *testing.T) {
+	out := NewCapture(100)
+	res, err := Run(context.Background(), Spec{Path: "sh", Argv0: "named", Args: []string{"-c", `echo $0; exit 3`}, Dir: "/", Env: Env(os.LookupEnv, []string{"PATH"}), Stdout: out})
+	if got, _ := out.Result(); err != nil || got != "named\n" || res.Code() != 3 {
+		t.Errorf("%q %+v %v", got, res, err)
+	}
+	res, err = Run(context.Background(), Spec{Path: "sh", Args: []string{"-c", `kill -TERM $$`}, Dir: "/", Env: Env(os.LookupEnv, []string{"PATH"})})
+	if err != nil || res.Code() != 143 || res.Signal != "SIGTERM" {
+		t.Errorf("%+v %v", res, err)
 	}
 }
 
