@@ -10,11 +10,15 @@
 #   rowkit --version   start-up alone
 #   empty              a Go program that does nothing
 #
+# With BASE=REV it also times hread and --version of rowkit built from the git
+# revision REV (new against old in the same run).
+#
 # With FLOOR=1 it also times the programs under bench/startup/floor, which
 # split the distance between minrows and hread: empty linked with cgo, and
-# hread's engine alone in a binary without cgo, with cgo, and with cgo and
-# the third-party packages the other commands link (their initialisers run
-# in every process).
+# hread's engine alone in a binary without cgo (with a limit so high that no
+# token is counted, and as hread runs), with cgo, and with cgo and the
+# third-party packages the other commands link (their initialisers run in
+# every process).
 #
 # Prints the median and minimum wall time, mean CPU time (user + system of
 # the child) and minor page faults of each, and the ratios of the medians.
@@ -47,17 +51,34 @@ if "$tmp/rowkit" help shell >/dev/null 2>&1; then
 else
 	echo "(this rowkit has no shell command: rowkit shell -c 'hread FILE' not measured)"
 fi
+if [ -n "${BASE:-}" ]; then
+	mkdir "$tmp/base"
+	git archive "$BASE" | tar -x -C "$tmp/base"
+	(cd "$tmp/base" && go build -o "$tmp/base-bin/rowkit" ./cmd/rowkit)
+	ln -s rowkit "$tmp/base-bin/hread"
+	cmds+=(
+		-c "hread FILE at $BASE|$tmp/base-bin/hread|$file"
+		-c "rowkit --version at $BASE|$tmp/base-bin/rowkit|--version"
+	)
+	ratios+=(
+		-ratio "hread FILE at $BASE/minrows FILE<=2"
+		-ratio "hread FILE/hread FILE at $BASE<=1"
+		-ratio "rowkit --version/rowkit --version at $BASE<=1"
+	)
+fi
 if [ "${FLOOR:-0}" = 1 ]; then
-	for p in cgo hread hreadcgo hreadlibs; do
+	for p in cgo hreadnocount hread hreadcgo hreadlibs; do
 		go build -o "$tmp/floor-$p" "./bench/startup/floor/$p"
 	done
 	cmds+=(
 		-c "floor: empty + cgo|$tmp/floor-cgo"
+		-c "floor: hread alone, no counting|$tmp/floor-hreadnocount|$file"
 		-c "floor: hread alone|$tmp/floor-hread|$file"
 		-c "floor: hread + cgo|$tmp/floor-hreadcgo|$file"
 		-c "floor: hread + cgo + libraries|$tmp/floor-hreadlibs|$file"
 	)
 	ratios+=(
+		-ratio "floor: hread alone, no counting/minrows FILE<=2"
 		-ratio "floor: hread alone/minrows FILE<=2"
 		-ratio "floor: hread + cgo/minrows FILE<=2"
 		-ratio "floor: hread + cgo + libraries/minrows FILE<=2"

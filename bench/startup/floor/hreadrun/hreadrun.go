@@ -15,13 +15,16 @@ import (
 
 // Main prints os.Args[1] as verified rows under the default budget and
 // exits as hread does (1 on a failure or an incomplete output).
-func Main() {
+func Main() { MainBudget(rows.DefaultBudget) }
+
+// MainBudget is Main under budget b.
+func MainBudget(b rows.Budget) {
 	if len(os.Args) != 2 {
 		os.Stderr.WriteString("usage: hread FILE\n")
 		os.Exit(2)
 	}
 	var out bytes.Buffer
-	p := rows.NewPrinter(&out, rows.DefaultBudget)
+	p := rows.NewPrinter(&out, b)
 	err := hread.Read(context.Background(), os.Args[1], hread.All, p, hread.Options{})
 	p.Flush()
 	out.WriteTo(os.Stdout)
