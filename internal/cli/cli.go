@@ -126,6 +126,11 @@ type Command struct {
 	Help    string   // the rest of `rowkit help NAME`: the contract
 	Exits   []Exit   // every exit status the command can end with
 
+	// HelpMore, when set, is the end of Help, made when help is shown:
+	// text built from a table (hgrep's option policy) that no other use
+	// of the command needs, so that no process builds it at start-up.
+	HelpMore func() string
+
 	// Run does the work. Its error decides the exit code (errs.ExitCode).
 	Run func(ctx context.Context, env *Env, args []string) error
 

@@ -113,7 +113,11 @@ func help(env *Env, args []string, cmds []*Command) int {
 // statuses.
 func writeHelp(w io.Writer, c *Command) {
 	fmt.Fprintf(w, "usage: %s\n\n%s\n", c.Usage, c.Summary)
-	if h := strings.Trim(c.Help, "\n"); h != "" {
+	help := c.Help
+	if c.HelpMore != nil {
+		help += c.HelpMore()
+	}
+	if h := strings.Trim(help, "\n"); h != "" {
 		fmt.Fprintf(w, "\n%s\n", h)
 	}
 	if len(c.Exits) > 0 {

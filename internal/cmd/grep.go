@@ -16,11 +16,12 @@ import (
 
 // Grep is hgrep as a rowkit command.
 var Grep = &cli.Command{
-	Name:    "grep",
-	Aliases: []string{"hgrep"},
-	Usage:   "hgrep [OPTIONS] PATTERN [PATH ...]",
-	Summary: "search with ripgrep; every result is a verified row \"PATH\":LINE:HASH TEXT",
-	Help:    grepHelp,
+	Name:     "grep",
+	Aliases:  []string{"hgrep"},
+	Usage:    "hgrep [OPTIONS] PATTERN [PATH ...]",
+	Summary:  "search with ripgrep; every result is a verified row \"PATH\":LINE:HASH TEXT",
+	Help:     grepHelp,
+	HelpMore: grep.PolicyHelp,
 	Exits: []cli.Exit{
 		{Status: 0, When: "success; no match is an empty result"},
 		{Status: 1, When: "failure: rg_missing, invalid_pattern, rg_failed (ripgrep's own message, e.g. a missing path; rows found elsewhere are still printed), not_utf8 (a printed row; or a file name, skipped after the rest was searched), not_regular (a named FIFO, socket, device or kernel pseudo file), changed, read, too_large, write, cancelled; or output_incomplete (token limit)"},
@@ -69,7 +70,7 @@ to 15,500; at the first row left out hgrep stops and kills ripgrep, keeps the
 rows written, prints "hgrep: output incomplete: 15,000-token limit reached"
 and exits 1.
 
-` + grep.PolicyHelp()
+`
 
 // grepOptions is hgrep's command line for the parser: grep's policy table,
 // each row an option that may repeat (ripgrep's rule: the last one wins),

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rowkit/rowkit/internal/errs"
@@ -299,8 +300,11 @@ func Search(ctx context.Context, plan *Plan, cfg Config, sink rows.Sink) (*Resul
 }
 
 // ignoreError is ripgrep's message about a malformed line of an ignore
-// file: the file, the line number, then the line quoted.
-var ignoreError = regexp.MustCompile(`(?m)^(.*: line [0-9]+: )error parsing glob '.*$`)
+// file: the file, the line number, then the line quoted. Compiled on first
+// use, not at the start of every rowkit process.
+var ignoreError = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^(.*: line [0-9]+: )error parsing glob '.*$`)
+})
 
 // redactIgnoreErrors drops the quoted line from ripgrep's messages about
 // malformed ignore files. ripgrep reports those of the parent directories
@@ -308,7 +312,7 @@ var ignoreError = regexp.MustCompile(`(?m)^(.*: line [0-9]+: )error parsing glob
 // ignore files through links: in a confined search the file may lie
 // outside the root, and its lines must not be shown.
 func redactIgnoreErrors(stderr []byte) []byte {
-	return ignoreError.ReplaceAll(stderr, []byte("${1}malformed ignore rule"))
+	return ignoreError().ReplaceAll(stderr, []byte("${1}malformed ignore rule"))
 }
 
 // rgError condenses ripgrep's diagnostics to one line: its own message

@@ -38,6 +38,7 @@ import (
 	"context"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
@@ -54,12 +55,15 @@ import (
 const maxNesting = 100
 
 // mdParser recognises block structure only: inline syntax cannot create or
-// hide an ATX heading, so no inline parsers run.
-var mdParser = parser.NewParser(
-	parser.WithBlockParsers(boundedBlockParsers()...),
-	parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
-	parser.WithInlineParsers([]util.PrioritizedValue{}...),
-)
+// hide an ATX heading, so no inline parsers run. It is set up on first use,
+// not at the start of every rowkit process.
+var mdParser = sync.OnceValue(func() parser.Parser {
+	return parser.NewParser(
+		parser.WithBlockParsers(boundedBlockParsers()...),
+		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+		parser.WithInlineParsers([]util.PrioritizedValue{}...),
+	)
+})
 
 // boundedBlockParsers are goldmark's defaults with the list and block
 // quote parsers bounded to maxNesting.
@@ -157,7 +161,7 @@ func outlineMarkdown(ctx context.Context, src []byte) ([]Entry, bool, error) {
 		complete = complete && fmComplete
 	}
 	r := &mdReader{Reader: text.NewReader(norm[body:]), ctx: ctx}
-	doc := mdParser.Parse(r)
+	doc := mdParser().Parse(r)
 	if peekedBytes != nil {
 		peekedBytes(r.peeked)
 	}

@@ -17,11 +17,13 @@ import (
 	"github.com/rowkit/rowkit/internal/errs"
 )
 
+// The tree-sitter grammars, each loaded on first use (a call into C), not
+// by every rowkit process.
 var (
-	pythonGrammar     = sitter.NewLanguage(tspython.Language())
-	typescriptGrammar = sitter.NewLanguage(tstypescript.LanguageTypescript())
-	tsxGrammar        = sitter.NewLanguage(tstypescript.LanguageTSX())
-	javascriptGrammar = sitter.NewLanguage(tsjavascript.Language())
+	pythonGrammar     = sync.OnceValue(func() *sitter.Language { return sitter.NewLanguage(tspython.Language()) })
+	typescriptGrammar = sync.OnceValue(func() *sitter.Language { return sitter.NewLanguage(tstypescript.LanguageTypescript()) })
+	tsxGrammar        = sync.OnceValue(func() *sitter.Language { return sitter.NewLanguage(tstypescript.LanguageTSX()) })
+	javascriptGrammar = sync.OnceValue(func() *sitter.Language { return sitter.NewLanguage(tsjavascript.Language()) })
 )
 
 // CodeParse is the code of a parser that failed outright (no grammar, or
@@ -32,13 +34,13 @@ const CodeParse = "parse"
 func (f *Format) grammar() *sitter.Language {
 	switch f {
 	case Python:
-		return pythonGrammar
+		return pythonGrammar()
 	case TypeScript:
-		return typescriptGrammar
+		return typescriptGrammar()
 	case TSX:
-		return tsxGrammar
+		return tsxGrammar()
 	case JavaScript:
-		return javascriptGrammar
+		return javascriptGrammar()
 	}
 	return nil
 }
@@ -133,7 +135,7 @@ func ParseTree(ctx context.Context, f *Format, src []byte) (*Tree, error) {
 		return t, err
 	}
 	// JavaScript with an error: try the TSX grammar's JSX.
-	x, err := parseWith(ctx, tsxGrammar, src)
+	x, err := parseWith(ctx, tsxGrammar(), src)
 	if err != nil {
 		t.Close()
 		return nil, err
@@ -297,8 +299,9 @@ func errorBytes(root *sitter.Node) int {
 // tsOnlyKinds are the named nodes of the TSX grammar that only TypeScript
 // syntax produces. (The TSX grammar also has nodes of its own for plain
 // JavaScript, such as required_parameter and public_field_definition;
-// they are not listed.)
-var tsOnlyKinds = func() map[uint16]bool {
+// they are not listed.) Looked up in the grammar on first use, not at the
+// start of every rowkit process.
+var tsOnlyKinds = sync.OnceValue(func() map[uint16]bool {
 	m := map[uint16]bool{}
 	for _, k := range []string{
 		"abstract_class_declaration", "abstract_method_signature", "accessibility_modifier",
@@ -310,20 +313,21 @@ var tsOnlyKinds = func() map[uint16]bool {
 		"optional_parameter", "override_modifier", "satisfies_expression", "type_alias_declaration",
 		"type_annotation", "type_arguments", "type_parameters", "type_predicate_annotation",
 	} {
-		if id := tsxGrammar.IdForNodeKind(k, true); id != 0 {
+		if id := tsxGrammar().IdForNodeKind(k, true); id != 0 {
 			m[id] = true
 		}
 	}
 	return m
-}()
+})
 
 // firstTypeScriptOnly returns the first node in document order under root
 // that only TypeScript syntax produces, or nil.
 func firstTypeScriptOnly(root *sitter.Node) *sitter.Node {
+	kinds := tsOnlyKinds()
 	c := root.Walk()
 	defer c.Close()
 	for {
-		if n := c.Node(); tsOnlyKinds[n.KindId()] {
+		if n := c.Node(); kinds[n.KindId()] {
 			return n
 		}
 		if c.GotoFirstChild() || c.GotoNextSibling() {

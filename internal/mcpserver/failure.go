@@ -1,6 +1,8 @@
 package mcpserver
 
 import (
+	"sync"
+
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/rowkit/rowkit/internal/errs"
@@ -56,8 +58,9 @@ func withPath(path string, err error) error {
 	return &pathError{path: path, err: err}
 }
 
-// failureSchema is Failure's JSON Schema.
-var failureSchema = mustSchema[Failure]()
+// failureSchema is Failure's JSON Schema, inferred when the server is
+// built, not at the start of every rowkit process.
+var failureSchema = sync.OnceValue(mustSchema[Failure])
 
 func mustSchema[T any]() *jsonschema.Schema {
 	s, err := jsonschema.For[T](nil)
@@ -74,7 +77,7 @@ func outputSchema[T any]() *jsonschema.Schema {
 	ok := mustSchema[T]()
 	return &jsonschema.Schema{
 		Type:  "object",
-		AnyOf: []*jsonschema.Schema{ok, failureSchema},
+		AnyOf: []*jsonschema.Schema{ok, failureSchema()},
 	}
 }
 

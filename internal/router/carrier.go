@@ -285,7 +285,13 @@ func delimiter(tool, input string) string {
 // (Debian's /bin/sh) drops a byte of a heredoc line that begins like the
 // delimiter, so a script whose lines begin with R and a non-ASCII letter
 // ("Résumé") needs a delimiter that begins otherwise.
-var delimiterPrefixes = strings.Split("|_|Z_|Q_|X_|J_|K_|V_|W_|Y_|U_|T_|S_|P_|O_|N_|M_|L_|I_|H_|G_|F_|E_|D_|C_|B_|A_|z_|y_|x_|w_|v_|u_|t_|s_|r_|q_|p_|o_|n_|m_|l_|k_|j_|i_|h_|g_|f_|e_|d_|c_|b_|a_|9_|8_|7_|6_|5_|4_|3_|2_|1_|0_", "|")
+var delimiterPrefixes = []string{
+	"", "_", "Z_", "Q_", "X_", "J_", "K_", "V_", "W_", "Y_", "U_", "T_", "S_", "P_", "O_", "N_",
+	"M_", "L_", "I_", "H_", "G_", "F_", "E_", "D_", "C_", "B_", "A_", "z_", "y_", "x_", "w_",
+	"v_", "u_", "t_", "s_", "r_", "q_", "p_", "o_", "n_", "m_", "l_", "k_", "j_", "i_", "h_",
+	"g_", "f_", "e_", "d_", "c_", "b_", "a_", "9_", "8_", "7_", "6_", "5_", "4_", "3_", "2_",
+	"1_", "0_",
+}
 
 // delimiterRounds is how many hashes each prefix is tried with.
 const delimiterRounds = 4

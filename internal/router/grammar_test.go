@@ -167,7 +167,7 @@ func runLark(t *testing.T, python string, scripts []string, lexer string) ([]boo
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(g, []byte(Grammar), 0o644); err != nil {
+	if err := os.WriteFile(g, []byte(Grammar()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(c, b, 0o644); err != nil {

@@ -3,6 +3,7 @@ package router
 import (
 	"bytes"
 	"encoding/json"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -120,8 +121,8 @@ func splitArray(b []byte) ([]json.RawMessage, bool) {
 }
 
 // knownKeys are the keys of the Responses API's items and events: read
-// without an allocation each.
-var knownKeys = func() map[string]string {
+// without an allocation each. Built on first use, by rowkit router only.
+var knownKeys = sync.OnceValue(func() map[string]string {
 	m := map[string]string{}
 	for _, k := range []string{"type", "id", "call_id", "name", "status", "arguments", "input", "output", "role", "content",
 		"text", "cmd", "tools", "model", "stream", "instructions", "summary", "encrypted_content", "item", "item_id",
@@ -129,11 +130,11 @@ var knownKeys = func() map[string]string {
 		m[k] = k
 	}
 	return m
-}()
+})
 
 // internKey returns a key without escapes as one of knownKeys, or false.
 func internKey(k []byte) (string, bool) {
-	s, ok := knownKeys[string(k)]
+	s, ok := knownKeys()[string(k)]
 	return s, ok
 }
 

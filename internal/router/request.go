@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"sync"
 
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/jsonstr"
@@ -61,7 +62,8 @@ func (c *Carrier) Rewrite(body []byte) Request {
 				kept = append(kept, t)
 			}
 		}
-		kept = append(kept, hpatchTool, shellTool)
+		hpatch, shell := builtinTools()
+		kept = append(kept, hpatch, shell)
 		top = set(top, "tools", joinArray(kept))
 		r.Routed, changed = true, true
 		if r.Instructions = rewriteInstructions(top, items); r.Instructions == "" {
@@ -302,14 +304,15 @@ var basePassages = [][2]string{
 
 // encodedPassages are basePassages as they appear inside a JSON string:
 // the replacement works on the raw bytes of the request, so every byte
-// around a passage stays as Codex wrote it.
-var encodedPassages = func() [][2][]byte {
+// around a passage stays as Codex wrote it. Built on first use, by rowkit
+// router only.
+var encodedPassages = sync.OnceValue(func() [][2][]byte {
 	var ps [][2][]byte
 	for _, p := range basePassages {
 		ps = append(ps, [2][]byte{inner(p[0]), inner(p[1])})
 	}
 	return ps
-}()
+})
 
 func inner(s string) []byte {
 	b := jsonstr.Append(nil, s)
@@ -343,7 +346,7 @@ func rewriteInstructions(top []member, items []json.RawMessage) string {
 		}
 	}
 	out := raw
-	for _, p := range encodedPassages {
+	for _, p := range encodedPassages() {
 		if !bytes.Contains(out, p[0]) {
 			return "left alone: a passage of Codex 0.169's base instructions naming apply_patch or exec_command is not in the " + where
 		}

@@ -104,7 +104,7 @@ func TestRewriteTurn(t *testing.T) {
 		}
 	}
 	back := gi[0]
-	for _, p := range encodedPassages {
+	for _, p := range encodedPassages() {
 		if bytes.Count(back, p[1]) != 1 {
 			t.Fatalf("the replacement %q is not in the developer message once", p[1])
 		}
@@ -149,7 +149,7 @@ func checkRewrittenTools(t *testing.T, orig, got json.RawMessage) {
 			t.Errorf("tool %d (%s) changed", i, toolName(want[i]))
 		}
 	}
-	if !bytes.Equal(g[len(want)], hpatchTool) || !bytes.Equal(g[len(want)+1], shellTool) {
+	if hpatch, shell := builtinTools(); !bytes.Equal(g[len(want)], hpatch) || !bytes.Equal(g[len(want)+1], shell) {
 		t.Error("hpatch and shell are not the last two tools")
 	}
 	names := map[string]int{}

@@ -102,13 +102,14 @@ func checkTools() error {
 		Type, Name, Description string
 		Format                  *struct{ Type, Syntax, Definition string }
 	}
-	if json.Unmarshal(hpatchTool, &h) != nil || json.Unmarshal(shellTool, &s) != nil {
+	hpatch, shell := builtinTools()
+	if json.Unmarshal(hpatch, &h) != nil || json.Unmarshal(shell, &s) != nil {
 		return errs.New(CodeStartup, "a built-in tool is not valid JSON")
 	}
 	switch {
-	case h.Name != ToolHpatch || h.Format == nil || h.Format.Definition != Grammar || !strings.HasPrefix(Grammar, "start: "):
+	case h.Name != ToolHpatch || h.Format == nil || h.Format.Definition != Grammar() || !strings.HasPrefix(Grammar(), "start: "):
 		return errs.New(CodeStartup, "the hpatch tool does not carry the built-in grammar")
-	case h.Description != hpatchDescription || s.Description != shellDescription || s.Name != ToolShell:
+	case h.Description != hpatchDescription || s.Description != shellDescription() || s.Name != ToolShell:
 		return errs.New(CodeStartup, "a tool description is not the built-in one")
 	case !strings.Contains(h.Description, Guidance) || !strings.Contains(s.Description, Guidance):
 		return errs.New(CodeStartup, "a tool description does not carry rowkit's guidance")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/rowkit/rowkit/internal/jsonstr"
 )
@@ -38,7 +39,7 @@ by literal lines and a line PATCH. A replacement without a final line
 terminator keeps the target's. Every target resolves against the files as
 they were when the script started.`
 
-var hpatchDescription = "Apply an HPATCH/2 edit script to the files of the working directory, " +
+const hpatchDescription = "Apply an HPATCH/2 edit script to the files of the working directory, " +
 	"all of them or none. This is a FREEFORM tool: send the script itself, not JSON. It replaces " +
 	"apply_patch, which is not available here.\n\n" + HpatchLanguage + "\n\n" +
 	"The result lists the rows around each edit (\"PATH\":LINE:HASH TEXT), ready for the next " +
@@ -46,16 +47,19 @@ var hpatchDescription = "Apply an HPATCH/2 edit script to the files of the worki
 	"of one response run at the same time: an edit and what depends on it belong in different " +
 	"responses, or in one `shell` script (`hpatch <<'EOF' ... EOF && go test ./...`).\n\n" + Guidance
 
-var shellDescription = "Run one bash script in the working directory; the result is its combined " +
-	"stdout and stderr and its exit status. This is a FREEFORM tool: send the script itself, not " +
-	"JSON. rowkit interprets it (bash syntax, no job control). These commands run inside it and " +
-	"print verified rows LINE:HASH TEXT: `hread PATH [START:END]` (a file, or a range of its lines), " +
-	"`hgrep PATTERN [PATH...]` (ripgrep; rows \"PATH\":LINE:HASH TEXT), `inspect_file PATH` (a " +
-	"file's outline as JSON whose spans are rows) and `hpatch` (an HPATCH/2 script on stdin, e.g. " +
-	"`hpatch <<'EOF' ... EOF`). Output over " + thousands(OutputBytes) + " bytes keeps its head " +
-	"and tail and says what it left out. Processes the script starts are stopped when it ends " +
-	"(`setsid -f CMD >LOG 2>&1` detaches one on purpose). A run longer than 30 s returns a " +
-	"session ID to poll with write_stdin. The calls of one response run at the same time.\n\n" + Guidance
+// shellDescription is the shell tool's description.
+func shellDescription() string {
+	return "Run one bash script in the working directory; the result is its combined " +
+		"stdout and stderr and its exit status. This is a FREEFORM tool: send the script itself, not " +
+		"JSON. rowkit interprets it (bash syntax, no job control). These commands run inside it and " +
+		"print verified rows LINE:HASH TEXT: `hread PATH [START:END]` (a file, or a range of its lines), " +
+		"`hgrep PATTERN [PATH...]` (ripgrep; rows \"PATH\":LINE:HASH TEXT), `inspect_file PATH` (a " +
+		"file's outline as JSON whose spans are rows) and `hpatch` (an HPATCH/2 script on stdin, e.g. " +
+		"`hpatch <<'EOF' ... EOF`). Output over " + thousands(OutputBytes) + " bytes keeps its head " +
+		"and tail and says what it left out. Processes the script starts are stopped when it ends " +
+		"(`setsid -f CMD >LOG 2>&1` detaches one on purpose). A run longer than 30 s returns a " +
+		"session ID to poll with write_stdin. The calls of one response run at the same time.\n\n" + Guidance
+}
 
 // Grammar is HPATCH/2 as a Lark grammar in the dialect of OpenAI's custom
 // tools (llguidance: no lookaround, no priorities): it accepts exactly the
@@ -72,7 +76,10 @@ var shellDescription = "Run one bash script in the working directory; the result
 // expression, may reorder their alternatives and does not group a regex
 // literal's own: so every alternation here is decided by its first
 // characters, and every literal with alternatives is grouped.
-var Grammar = buildGrammar()
+//
+// Built on first use: every rowkit process links the router, and only
+// rowkit router needs the grammar.
+var Grammar = sync.OnceValue(buildGrammar)
 
 func buildGrammar() string {
 	g := `start: BLANK* block* last?
@@ -186,13 +193,15 @@ func decimalAtMost(max string) string {
 	return "(?:" + strings.Join(alts, "|") + ")"
 }
 
-// The two tools as the request carries them, in the shape of Codex's own
-// apply_patch tool: appended, in this order, to every rewritten request.
-var (
-	hpatchTool = mustTool(map[string]any{"type": "custom", "name": ToolHpatch, "description": hpatchDescription,
-		"format": map[string]any{"type": "grammar", "syntax": "lark", "definition": Grammar}})
-	shellTool = mustTool(map[string]any{"type": "custom", "name": ToolShell, "description": shellDescription})
-)
+// builtinTools are the two tools as the request carries them, in the shape
+// of Codex's own apply_patch tool: appended, in this order, to every
+// rewritten request. Built on first use, as Grammar is.
+var builtinTools = sync.OnceValues(func() (hpatch, shell json.RawMessage) {
+	hpatch = mustTool(map[string]any{"type": "custom", "name": ToolHpatch, "description": hpatchDescription,
+		"format": map[string]any{"type": "grammar", "syntax": "lark", "definition": Grammar()}})
+	shell = mustTool(map[string]any{"type": "custom", "name": ToolShell, "description": shellDescription()})
+	return hpatch, shell
+})
 
 // mustTool encodes a tool with a fixed key order and without HTML
 // escaping, so that its bytes are the same in every request.
