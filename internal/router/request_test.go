@@ -397,8 +397,8 @@ func TestRewriteInstructions(t *testing.T) {
 	}
 }
 
-// Whatever the body, Rewrite does not fail; what it changes is JSON, and
-// what it leaves alone goes out as it came.
+// Whatever the body, Rewrite does not fail; what it makes of JSON is
+// JSON, and what it leaves alone goes out as it came.
 func FuzzRewrite(f *testing.F) {
 	for _, name := range []string{"turn", "calls", "compaction"} {
 		b, err := os.ReadFile(filepath.Join("testdata/codex-0.169", name+".json"))
@@ -419,7 +419,9 @@ func FuzzRewrite(f *testing.F) {
 			}
 			return
 		}
-		if !json.Valid(r.Body) {
+		// A body that is not JSON (a value skipped whole, such as {""})
+		// goes on as it came, for the upstream to refuse.
+		if json.Valid(body) && !json.Valid(r.Body) {
 			t.Fatalf("not JSON: %.200s", r.Body)
 		}
 	})

@@ -196,9 +196,11 @@ func isResponses(r *http.Request) bool {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	l := &logLine{Method: r.Method, Path: r.URL.Path}
+	digested := func() {}
 	defer func() {
 		l.Time = start.UTC().Format(time.RFC3339Nano)
 		l.MS = time.Since(start).Milliseconds()
+		digested()
 		s.log(l)
 	}()
 	body, err := readBody(r)
@@ -221,11 +223,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.Routed, l.Tools, l.Instructions, l.Decoded, l.Explained = rq.Routed, rq.Tools, rq.Instructions, rq.Decoded, rq.Explained
 	}
 	if len(body) > 0 {
-		l.InSHA256 = digest(body)
-		l.UpSHA256 = l.InSHA256
-		if &up[0] != &body[0] || len(up) != len(body) {
-			l.UpSHA256 = digest(up)
-		}
+		// The digests are for the log line only: taken while the upstream
+		// answers (a megabyte of history takes about a millisecond), not
+		// before the request goes.
+		done := make(chan struct{})
+		digested = func() { <-done }
+		go func() {
+			defer close(done)
+			l.InSHA256 = digest(body)
+			l.UpSHA256 = l.InSHA256
+			if &up[0] != &body[0] || len(up) != len(body) {
+				l.UpSHA256 = digest(up)
+			}
+		}()
 	}
 	l.UpBytes = len(up)
 
