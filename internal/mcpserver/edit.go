@@ -57,10 +57,34 @@ func (s *Server) edit(ctx context.Context, req *mcp.CallToolRequest, in EditInpu
 	if res == nil {
 		return nil, nil, err
 	}
-	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: patch.Text(res, err, rows.DefaultBudget, "edit")}}}
-	res.Bound(editBounds)
+	bound := s.resultBytes(req)
+	b := rows.DefaultBudget
+	b.MaxBytes = bound
+	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: patch.Text(res, err, b, "edit")}}}
+	s.editWithin(res, bound)
 	// A rejected or rolled-back script is the engine's own result, with
 	// the reasons in failures; the call is an error all the same.
 	out.IsError = err != nil
 	return out, res, nil
+}
+
+// editWithin bounds res's lists (editBounds) and, on a structured server,
+// whose client shows the JSON, halves those bounds until the JSON fits
+// bound; res.Truncated says what was left out.
+func (s *Server) editWithin(res *patch.Result, bound int) {
+	full := *res
+	bs := editBounds
+	res.Bound(bs)
+	if !s.structured || bound <= 0 {
+		return
+	}
+	for {
+		j, _ := encode(res)
+		if len(j) <= bound || bs == (patch.Bounds{Edits: 1, Failures: 1, Gofmt: 1, DiffBytes: 1}) {
+			return
+		}
+		bs = patch.Bounds{Edits: max(bs.Edits/2, 1), Failures: max(bs.Failures/2, 1), Gofmt: max(bs.Gofmt/2, 1), DiffBytes: max(bs.DiffBytes/2, 1)}
+		*res = full
+		res.Bound(bs)
+	}
 }
