@@ -20,6 +20,13 @@ const (
 	CodexExecBytes = 40_000
 	// CodexFallbackExecBytes is exec_command's output for any other model.
 	CodexFallbackExecBytes = 10_000
+	// CodexReadBytes is the chunk in which Codex reads a command's stdout
+	// and stderr, each from its own pipe, handing the model the chunks in
+	// the order it got them: a line on stderr can fall between two chunks
+	// of stdout, inside a line (1 of 40 outputs of 9,000 bytes then a
+	// stderr line had it at byte 8,192). An output of at most this size,
+	// written at once, arrives in one chunk.
+	CodexReadBytes = 8_192
 	// ClaudeResultChars is an MCP result's text, in characters.
 	ClaudeResultChars = 50_000
 	// ClaudeDeclaredChars is what a tool that declares

@@ -190,10 +190,17 @@ func TestCodexFallback(t *testing.T) {
 		return Call{ID: id, Name: "echo", Namespace: "mcp__echo", Args: args}
 	}
 	exec := func(id, cmd string) Call { return Call{ID: id, Name: "exec_command", Args: map[string]any{"cmd": cmd}} }
+	// Output within CodexReadBytes, written at once, then a line on
+	// stderr: the line comes before or after it, never inside (calls that
+	// run at once, so that Codex's readers race).
+	var order []Item
+	for i := range 12 {
+		order = append(order, exec(fmt.Sprintf("order-%d", i), fmt.Sprintf(`python3 -c "import os; os.write(1, (b'y'*99+b'\n')*%d); os.write(2, b'ERR\n')"`, CodexReadBytes/100)))
+	}
 	// Without metadata Codex offers no tool_search: the MCP tools are
 	// there from the first request.
 	s := NewServer(
-		Reply(
+		Reply(append(order,
 			echo("mcp-whole", map[string]any{"bytes": CodexFallbackResultBytes}),
 			echo("mcp-cut", map[string]any{"bytes": CodexFallbackResultBytes + 1}),
 			echo("mcp-client", map[string]any{"client": true}),
@@ -201,7 +208,7 @@ func TestCodexFallback(t *testing.T) {
 			exec("exec-cut", fmt.Sprintf("head -c %d %s", CodexFallbackExecBytes+1, file)),
 			exec("exec-fail", fmt.Sprintf("head -c %d %s; exit 1", CodexFallbackExecBytes, file)),
 			exec("exec-env", "env | grep -c gpt-4.1"),
-		),
+		)...),
 		Reply(Message{Text: "finished"}),
 	)
 	defer s.Close()
@@ -227,6 +234,12 @@ func TestCodexFallback(t *testing.T) {
 	whole(t, "exec_command at 10,000 bytes, exit 1", output(t, s, "exec-fail"), echoText(CodexFallbackExecBytes, ""))
 	if env := output(t, s, "exec-env").Body(); env != "0\n" {
 		t.Errorf("the shell's environment names the model: %q", env)
+	}
+	out := strings.Repeat(strings.Repeat("y", 99)+"\n", CodexReadBytes/100)
+	for i := range order {
+		if b := output(t, s, fmt.Sprintf("order-%d", i)).Body(); b != "ERR\n"+out && b != out+"ERR\n" {
+			t.Errorf("a stderr line fell inside %d bytes of stdout: at %d", len(out), strings.Index(b, "ERR"))
+		}
 	}
 }
 

@@ -19,10 +19,14 @@ import (
 // TestCodex, TestCodexFallback, TestClaude).
 const (
 	// codexShellBytes: Codex 0.169 keeps 10,000 bytes of a command's
-	// output for a model it has no metadata for (40,000 for the others).
-	// Its shell does not say which model it serves, so every model gets
-	// the bound that holds for all; ROWKIT_MAX_OUTPUT raises it.
-	codexShellBytes = 9_600
+	// output for a model it has no metadata for (40,000 for the others);
+	// its shell does not say which model it serves. And it reads stdout
+	// and stderr in 8,192-byte chunks, each from its own pipe, and shows
+	// them in the order it got them: a diagnostic can fall between two
+	// chunks of rows, inside a row. Within 8,192 bytes the rows come in
+	// one chunk, before or after the diagnostic, for every model;
+	// ROWKIT_MAX_OUTPUT raises it, at that risk.
+	codexShellBytes = 8_192
 	// claudeShellBytes: Claude Code 2.1.328's Bash passes 30,000 bytes of
 	// a command that exits 0 whole.
 	claudeShellBytes = 28_800
@@ -46,7 +50,7 @@ const maxOutputHelp = `  --max-output BYTES  bound stdout and stderr together at
                       bound), for an agent whose shell shows only so much of
                       a command's output; the default comes from
                       ROWKIT_MAX_OUTPUT, else from the agent whose shell runs
-                      the command (Codex 9,600; Claude Code 28,800, and
+                      the command (Codex 8,192; Claude Code 28,800, and
                       10,500 for an output that exits 1), else none
 `
 

@@ -62,7 +62,7 @@ func TestBoundOf(t *testing.T) {
 		{vars: map[string]string{"CLAUDECODE": "1"}, flag: notGiven, want: outputBound{claudeShellBytes, claudeShellFailBytes}},
 		{vars: map[string]string{"AI_AGENT": "claude-code_2-2-0_agent"}, flag: notGiven, want: outputBound{claudeShellBytes, claudeShellFailBytes}},
 		{vars: codexVars, flag: notGiven, want: outputBound{codexShellBytes, codexShellBytes},
-			whole: [2]int{agenttest.CodexFallbackExecBytes, agenttest.CodexFallbackExecBytes}},
+			whole: [2]int{agenttest.CodexReadBytes + 1, agenttest.CodexReadBytes + 1}},
 		{vars: map[string]string{"CODEX_VERSION": "0.170.0"}, flag: notGiven, want: outputBound{codexShellBytes, codexShellBytes}},
 		// Both: the smaller of each.
 		{vars: map[string]string{"CLAUDECODE": "1", "CODEX_THREAD_ID": "x"}, flag: notGiven, want: outputBound{codexShellBytes, codexShellBytes}},
@@ -161,7 +161,7 @@ func TestClaudeShellBounds(t *testing.T) {
 
 func lastBytes(b []byte, n int) []byte { return b[max(len(b)-n, 0):] }
 
-// Codex's shell gets 9,600 bytes whatever the exit status; --max-output
+// Codex's shell gets 8,192 bytes whatever the exit status; --max-output
 // and ROWKIT_MAX_OUTPUT set any other bound, 0 none; a bad value is a
 // usage error of the command.
 func TestShellBoundOptions(t *testing.T) {

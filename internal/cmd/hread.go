@@ -38,7 +38,7 @@ after that is left out with "hread: output incomplete: 15,000-token limit
 reached; continue with: hread PATH NEXT:" on stderr and exit code 1; the
 rows written are then a prefix of the full result, and the command named
 reads on. Under an output bound (below) rows are admitted while they fit it
-with that line, which then names the bound ("9,600-byte output limit").
+with that line, which then names the bound ("8,192-byte output limit").
 On any other failure stdout is empty and stderr has one line
 "hread: CODE: MESSAGE".
 
