@@ -1,10 +1,14 @@
 package mcpserver
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,7 +27,13 @@ func benchRoot(b *testing.B) string {
 }
 
 func benchTool(b *testing.B, name string, args map[string]any) {
-	cs := connect(b, newServer(b, Options{Roots: []string{benchRoot(b)}}), nil)
+	benchServer(b, newServer(b, Options{Roots: []string{benchRoot(b)}}), name, args)
+}
+
+// benchServer calls s's tool name with args b.N times from the Go SDK's
+// client, over the in-memory transport.
+func benchServer(b *testing.B, s *Server, name string, args map[string]any) {
+	cs := connect(b, s, nil)
 	checkOutputs = false // as a server runs
 	defer func() { checkOutputs = true }()
 	b.ResetTimer()
@@ -50,4 +60,67 @@ func BenchmarkReadFileUncounted(b *testing.B) {
 	readViewBudget = nil
 	defer func() { readViewBudget = old }()
 	benchTool(b, "read_file", map[string]any{"path": "nodes.go"})
+}
+
+// BenchmarkReadFileText is read_file as agent clients get it: text alone,
+// within the default client bound.
+func BenchmarkReadFileText(b *testing.B) {
+	benchServer(b, newTextServer(b, Options{Roots: []string{benchRoot(b)}}), "read_file", map[string]any{"path": "nodes.go"})
+}
+
+// BenchmarkInspectFileText is inspect_file as agent clients get it.
+func BenchmarkInspectFileText(b *testing.B) {
+	benchServer(b, newTextServer(b, Options{Roots: []string{benchRoot(b)}}), "inspect_file", map[string]any{"path": "nodes.go"})
+}
+
+// BenchmarkStdio is the server's own cost of a call over stdio, as a
+// client that sends a request line and takes the response line without
+// decoding it: the JSON-RPC framing, the tool, the result's encoding. The
+// client's decoding (which bench/mcp.sh's clients include) is left out.
+func BenchmarkStdio(b *testing.B) {
+	root := benchRoot(b)
+	for _, tc := range []struct {
+		name string
+		args string
+	}{
+		{"read_file", `{"path":"nodes.go"}`},
+		{"inspect_file", `{"path":"nodes.go"}`},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			s := newTextServer(b, Options{Roots: []string{root}})
+			inR, inW := io.Pipe()
+			outR, outW := io.Pipe()
+			done := make(chan error, 1)
+			go func() { done <- s.ServeStdio(context.Background(), inR, outW) }()
+			br := bufio.NewReaderSize(outR, 1<<20)
+			send := func(msg string) string {
+				if _, err := io.WriteString(inW, msg+"\n"); err != nil {
+					b.Fatal(err)
+				}
+				if strings.Contains(msg, `"id"`) {
+					line, err := br.ReadString('\n')
+					if err != nil {
+						b.Fatal(err)
+					}
+					return line
+				}
+				return ""
+			}
+			send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+			send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			req := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, tc.name, tc.args)
+			if r := send(req); !strings.Contains(r, `"content"`) || strings.Contains(r, `"isError":true`) {
+				b.Fatalf("%.300s", r)
+			}
+			checkOutputs = false
+			defer func() { checkOutputs = true }()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				send(req)
+			}
+			b.StopTimer()
+			inW.Close()
+			<-done
+		})
+	}
 }
