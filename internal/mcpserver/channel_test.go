@@ -132,7 +132,9 @@ func BenchmarkModelChannel(b *testing.B) {
 						}
 					}
 					tt, mt := tokens.Count(texts[k.name]), tokens.Count(o.Text)
-					if cut == 0 && mt < tt*95/100 {
+					// (A structured view holds fewer rows: its JSON fits
+					// the client's bound.)
+					if cut == 0 && mode == "text" && mt < tt*95/100 {
 						b.Errorf("%s: the model got %d of %d tokens and no cut marker:\n%.300s", k.name, mt, tt, o.Text)
 					}
 					b.ReportMetric(float64(tt), "text_tok")
