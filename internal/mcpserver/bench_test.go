@@ -3,15 +3,23 @@ package mcpserver
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rowkit/rowkit/internal/inspect"
+	"github.com/rowkit/rowkit/internal/read"
 )
 
 // benchRoot holds a real 1,999-line Go file, the size of bench/mcp.sh's
@@ -115,12 +123,69 @@ func BenchmarkStdio(b *testing.B) {
 			checkOutputs = false
 			defer func() { checkOutputs = true }()
 			b.ResetTimer()
+			c0 := cpuTime()
 			for i := 0; i < b.N; i++ {
 				send(req)
 			}
+			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
 			b.StopTimer()
 			inW.Close()
 			<-done
+		})
+	}
+}
+
+// cpuTime is this process's user and system CPU time: the machine is
+// shared, and CPU time is what a call costs whatever else runs beside it.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkCallParts is the floor of a read_file and an inspect_file call
+// on the 2,000-line file, part by part, each reported in CPU time per
+// call (cpu-ns/op): the read (scan, hashes, view) without token
+// admission, the read as read_file makes it (admission and the default
+// client's 46,000-byte bound), the SDK's encoding of that result (the
+// result, then the response around it: what jsonrpc2 does with
+// encoding/json), go/parser alone (as internal/lang calls it), and inspect_file's outline and text.
+func BenchmarkCallParts(b *testing.B) {
+	s := newTextServer(b, Options{Roots: []string{benchRoot(b)}})
+	r := s.roots[0]
+	ctx := context.Background()
+	in := read.Input{Path: "nodes.go"}
+	src, _ := os.ReadFile(filepath.Join(r.ws.Dir(), "nodes.go"))
+	_, text := s.readView(ctx, r, in, defaultResultBytes)
+	result := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
+	raw, _ := json.Marshal(result)
+	parts := []struct {
+		name string
+		f    func()
+	}{
+		{"read_uncounted", func() { read.Read(ctx, r.ws, in, read.Options{}) }},
+		{"read_file_view", func() { s.readView(ctx, r, in, defaultResultBytes) }},
+		{"sdk_encode_result", func() { json.Marshal(result) }},
+		{"sdk_encode_response", func() {
+			json.Marshal(struct {
+				V  string          `json:"jsonrpc"`
+				ID int             `json:"id"`
+				R  json.RawMessage `json:"result"`
+			}{"2.0", 1, raw})
+		}},
+		{"go_parser", func() { parser.ParseFile(token.NewFileSet(), "", src, parser.SkipObjectResolution|parser.AllErrors) }},
+		{"inspect_file", func() {
+			res, _ := inspect.Inspect(ctx, r.ws, "nodes.go")
+			inspect.OutlineText(res)
+		}},
+	}
+	for _, p := range parts {
+		b.Run(p.name, func(b *testing.B) {
+			c0 := cpuTime()
+			for i := 0; i < b.N; i++ {
+				p.f()
+			}
+			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
