@@ -16,7 +16,7 @@ import (
 // Engines are libraries: no engine may import the CLI's packages, so that
 // the MCP server and embedders get the same engines without the CLI.
 func TestEnginesDoNotImportAdapters(t *testing.T) {
-	engines := []string{"hread", "grep", "inspect", "read", "review", "patch", "lang", "rows", "workspace", "proc", "errs", "regfile", "jsonstr"}
+	engines := []string{"hread", "grep", "inspect", "read", "review", "patch", "lang", "rows", "workspace", "txn", "proc", "errs", "regfile", "jsonstr", "router"}
 	for _, e := range engines {
 		pkg := "github.com/rowkit/rowkit/internal/" + e
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
@@ -41,7 +41,7 @@ var processGlobal = map[string][]string{
 	"os":            {"Getwd", "Chdir", "Getenv", "LookupEnv", "Environ", "Setenv", "Unsetenv", "Clearenv", "ExpandEnv", "Exit", "Stdin", "Stdout", "Stderr"},
 	"os/signal":     {"Notify", "NotifyContext", "Ignore", "Reset", "Stop"},
 	"runtime/debug": {"SetGCPercent", "SetMemoryLimit", "SetMaxThreads", "SetMaxStack"},
-	"runtime":       {"GOMAXPROCS", "LockOSThread"},
+	"runtime":       {"GOMAXPROCS"}, // LockOSThread binds one goroutine only (proc forks from a locked thread for Pdeathsig)
 	"github.com/rowkit/rowkit/internal/workspace": {"Cwd"},
 }
 

@@ -14,6 +14,8 @@ var All = []*cli.Command{
 	Patch,
 	Recover,
 	MCP,
+	Router,
+	Carrier,
 }
 
 // Find returns the command named name, as a subcommand (grep) or by a

@@ -13,7 +13,7 @@ import (
 	"github.com/rowkit/rowkit/internal/patch"
 	"github.com/rowkit/rowkit/internal/regfile"
 	"github.com/rowkit/rowkit/internal/rows"
-	"github.com/rowkit/rowkit/internal/workspace"
+	"github.com/rowkit/rowkit/internal/txn"
 )
 
 const maxScriptBytes = 64 << 20
@@ -36,7 +36,12 @@ rejection prints, on stderr, one line per failure
 followed by repair rows LINE:HASH TEXT (or "LINE| TEXT" for lines of rejected
 new content). REASON is one of script-syntax row-missing row-stale
 occurrence-missing invalid-count target-order edit-conflict active-file
-initialization file-path language-syntax.
+initialization file-path language-syntax. A range's order is judged on the
+rows it resolves to; a row past the end whose hash is on other lines is
+row-stale (row-missing when no line has it); rm after an edit of the same
+file is edit-conflict; a <<PATCH body that is not UTF-8 is script-syntax; a
+count that is not a number is invalid-count; a row or text target in a file
+the script creates is initialization (a new file takes type VALUE).
 
 options:
   -f FILE     read the script from FILE instead of stdin
@@ -52,9 +57,9 @@ with a line saying how many were left out.
 `,
 	Exits: []cli.Exit{
 		{Status: 0, When: "applied, or nothing to do (every edit a no-op), or a dry run"},
-		{Status: 1, When: "rejected, nothing written: script-syntax, row-missing, row-stale, occurrence-missing, invalid-count, target-order, edit-conflict, active-file, initialization, file-path, language-syntax; or journal (a pending journal that is not rowkit's own)"},
+		{Status: 1, When: "rejected, nothing written: script-syntax, row-missing, row-stale, occurrence-missing, invalid-count, target-order, edit-conflict, active-file, initialization, file-path, language-syntax; or journal (a pending journal that is not rowkit's own, or another rowkit process committing here for over 10 s)"},
 		{Status: 2, When: "usage (also a --max-output or ROWKIT_MAX_OUTPUT that is not a number of bytes)"},
-		{Status: 3, When: "the commit failed and was rolled back: nothing was written"},
+		{Status: 3, When: "the commit failed: rolled back, every file as it was, unless the message says where each file stands"},
 	},
 	Run:  runPatch,
 	Fail: failPatch,
@@ -134,11 +139,10 @@ func runPatch(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if msg := root.Recovered(); msg != "" && (dry || !root.JournalIgnored()) {
-		// (A commit beside an ignored journal is refused with the same words.)
-		fmt.Fprintf(env.Stderr, "%s: %s\n", env.Name, msg)
-	}
 	res, err := patch.Apply(ctx, root, string(src), patch.Options{DryRun: dry, Gofmt: gofmt})
+	if res != nil && res.Recovery != nil {
+		fmt.Fprintf(env.Stderr, "%s: %s\n", env.Name, res.Recovery)
+	}
 	if err != nil {
 		// A rejection exits 1: its report gets the bound of a command
 		// that fails.
@@ -212,9 +216,13 @@ var Recover = &cli.Command{
 	Usage:   "rowkit recover [DIR]",
 	Summary: "complete or roll back an edit transaction a crash left in the workspace",
 	Help: `hpatch writes all the files of a script through a journal (.rowkit/journal).
-If the process died mid-way, the next rowkit command in the workspace settles
-it; rowkit recover does only that, for the workspace DIR (default: the
-current directory), and says what it did.
+If the process died mid-way, the next hpatch (or MCP edit) in the workspace
+settles it before it reads; commands that only read never do. rowkit recover
+does only that, for the workspace DIR (default: the current directory), and
+says what it did. It holds the workspace lock (.rowkit/lock) that every
+transaction holds, so a transaction another process is running is waited
+for (up to 10 s) and never touched. A .rowkit/journal.tmp an interrupted run
+left is removed.
 
 A journal is acted on only when it provably belongs to a transaction rowkit
 staged in this workspace on this machine (its own inode and its directory's
@@ -226,10 +234,10 @@ beside it until it is removed.
 `,
 	Exits: []cli.Exit{
 		{Status: 0, When: "recovered, or nothing was pending"},
-		{Status: 1, When: "journal: the pending transaction could not be settled, or a journal that is not rowkit's own was left alone"},
+		{Status: 1, When: "journal: the pending transaction could not be settled, a journal that is not rowkit's own was left alone, or another rowkit process kept committing here for 10 s"},
 		{Status: 2, When: "usage"},
 	},
-	Run: func(_ context.Context, env *cli.Env, args []string) error {
+	Run: func(ctx context.Context, env *cli.Env, args []string) error {
 		args, err := cli.Parse("recover", nil, args, nil)
 		if err != nil {
 			return err
@@ -245,14 +253,14 @@ beside it until it is removed.
 		if err != nil {
 			return err
 		}
-		msg := root.Recovered()
-		if root.JournalIgnored() {
-			return errs.New(workspace.CodeJournal, msg)
+		rec, err := txn.Recover(ctx, root)
+		if err == nil {
+			err = rec.Err()
 		}
-		if msg == "" {
-			msg = "nothing to recover"
+		if err != nil {
+			return err
 		}
-		_, err = fmt.Fprintln(env.Stdout, msg)
+		_, err = fmt.Fprintln(env.Stdout, rec)
 		return err
 	},
 }

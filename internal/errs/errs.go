@@ -7,7 +7,8 @@
 // to its stderr line and exit code in one place (cli.Exec); the MCP server
 // puts Code in structuredContent. An error carrying an exit status is the
 // idea of mvdan/sh's interp.ExitStatus: the engine that knows the outcome
-// also knows how a process reporting it should end.
+// also knows how a process reporting it should end. Vocabularies (tools.go)
+// is the table of the codes each command and MCP tool can answer.
 package errs
 
 import (

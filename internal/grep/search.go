@@ -2,6 +2,7 @@ package grep
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -28,6 +29,13 @@ const (
 )
 
 const (
+	// rgMemory bounds ripgrep's address space. hgrep takes events of up
+	// to maxEvent (64 MiB), each built whole in ripgrep's memory with the
+	// line it reports, and ripgrep's threads each hold a line; a 700 MB
+	// file still searches within half of it (ripgrep does not need to map
+	// whole files). Without a bound, one 200 MB line of matches grew
+	// ripgrep to about 10 GB before hgrep could refuse the event.
+	rgMemory = 1 << 30
 	// maxStderr bounds what is kept of ripgrep's diagnostics; a pipe read
 	// is at most half of it, so the first messages are always kept.
 	maxStderr = 64 << 10
@@ -135,16 +143,15 @@ func Search(ctx context.Context, plan *Plan, cfg Config, sink rows.Sink) (*Resul
 		f, _, err := regfile.Open(os.Stat, os.OpenFile, name)
 		return f, err
 	}
+	var root *os.Root
 	if cfg.Root != nil {
 		if plan.Follow {
 			return nil, errs.Usagef("-L/--follow is refused in a confined search: a link could lead out of the workspace")
 		}
-		dir = cfg.Root.Dir()
-		root, err := os.OpenRoot(dir)
-		if err != nil {
-			return nil, errs.Errorf(CodeRead, "cannot open the workspace: %v", regfile.Cause(err))
-		}
-		defer root.Close()
+		// The root as it was opened, whatever its path names now: rg
+		// runs in it through /proc/self/fd.
+		dir = cfg.Root.ProcDir()
+		root = cfg.Root.FS()
 		open = func(p string) (*os.File, error) {
 			f, _, err := regfile.Open(root.Stat, root.OpenFile, p)
 			if err != nil && strings.Contains(err.Error(), "escapes") {
@@ -166,16 +173,53 @@ func Search(ctx context.Context, plan *Plan, cfg Config, sink rows.Sink) (*Resul
 		// --no-ignore-messages wins.
 		own = confinedArgs
 	}
-	args, err := plan.args(func(p string) (string, error) { return checkPath(cfg.Root, dir, p, false) },
-		func(p string) (string, error) { return checkPath(cfg.Root, dir, p, true) }, own...)
+	// Every regular file named to ripgrep (paths, -f, --ignore-file) is
+	// the file checked here, handed over open as /dev/fd/N; alias maps
+	// those names back to the paths ripgrep would have reported, and held
+	// lets the rows of a named file be read from that same file.
+	var pinned []*os.File
+	alias := map[string]string{}
+	held := map[string]*os.File{}
+	defer func() {
+		for _, f := range pinned {
+			f.Close()
+		}
+	}()
+	check := func(p string, isPath bool) (string, error) {
+		arg, err := checkPath(cfg.Root, dir, p, isPath)
+		if err != nil {
+			return "", err
+		}
+		f, err := pin(root, dir, arg, p, isPath)
+		if err != nil || f == nil {
+			return arg, err
+		}
+		fd := "/dev/fd/" + strconv.Itoa(3+len(pinned))
+		pinned = append(pinned, f)
+		alias[fd] = arg
+		if isPath {
+			held[arg] = f
+		}
+		return fd, nil
+	}
+	args, err := plan.args(func(p string) (string, error) { return check(p, false) },
+		func(p string) (string, error) { return check(p, true) }, own...)
 	if err != nil {
 		return nil, err
+	}
+	openPath := open
+	open = func(p string) (*os.File, error) {
+		if f := held[p]; f != nil {
+			return reopen(f)
+		}
+		return openPath(p)
 	}
 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	stderr := &proc.Limit{Max: maxStderr}
-	p, err := proc.Start(ctx, proc.Spec{Path: "rg", Args: args, Dir: dir, Env: proc.Env(cfg.LookupEnv, envAllow), Stderr: stderr, Grace: killDelay})
+	p, err := proc.Start(ctx, proc.Spec{Path: "rg", Args: args, Dir: dir, Env: proc.Env(cfg.LookupEnv, envAllow), Stderr: stderr, Grace: killDelay,
+		ExtraFiles: pinned, MaxMemory: rgMemory})
 	if errors.Is(err, proc.ErrNotFound) {
 		return nil, errs.Errorf(CodeRgMissing, "ripgrep (rg) is not on PATH; install it (e.g. apt-get install ripgrep)")
 	}
@@ -189,6 +233,7 @@ func Search(ctx context.Context, plan *Plan, cfg Config, sink rows.Sink) (*Resul
 		}
 		return f, err
 	}, sink, b.MaxRowBytes(), plan.Before, plan.After)
+	st.alias = alias
 	streamErr := st.run(bufio.NewReaderSize(p.Stdout, 256<<10))
 	if streamErr != nil {
 		st.close()
@@ -206,6 +251,11 @@ func Search(ctx context.Context, plan *Plan, cfg Config, sink rows.Sink) (*Resul
 		return result, nil
 	case ctx.Err() != nil:
 		return result, errs.Errorf(CodeCancelled, "the search was cancelled")
+	case bytes.Contains(stderr.Bytes(), []byte("memory allocation of")):
+		// ripgrep builds each JSON event whole: one line with many
+		// matches (20 MB of "a" searched for "a") needs over 50 times
+		// the line.
+		return result, errs.Errorf(CodeTooLarge, "ripgrep ran out of its %d MiB of memory on a line with too much match data; narrow the search", rgMemory>>20)
 	case streamErr != nil:
 		return result, streamErr
 	case res.Stopped:
@@ -217,6 +267,9 @@ func Search(ctx context.Context, plan *Plan, cfg Config, sink rows.Sink) (*Resul
 		msg := stderr.Bytes()
 		if cfg.Root != nil {
 			msg = redactIgnoreErrors(msg)
+		}
+		for fd, arg := range alias {
+			msg = bytes.ReplaceAll(msg, []byte(fd+":"), []byte(arg+":"))
 		}
 		e := rgError(msg)
 		if e.Code == CodeInvalidPattern {

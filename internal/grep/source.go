@@ -12,6 +12,7 @@ import (
 
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/regfile"
+	"github.com/rowkit/rowkit/internal/rows"
 )
 
 // Error codes of hgrep for rows it cannot verify.
@@ -146,14 +147,7 @@ func (s *source) next(keep bool) (row, bool, error) {
 		}
 		started = true
 		chunk := s.buf[s.r:s.w]
-		i := bytes.IndexByte(chunk, '\n')
-		seg := chunk
-		if i >= 0 {
-			seg = chunk[:i]
-		}
-		if j := bytes.IndexByte(seg, '\r'); j >= 0 {
-			i = j
-		}
+		i := rows.IndexTerm(chunk)
 		if i < 0 {
 			text = s.add(text, chunk, r.length, keep)
 			r.length += int64(len(chunk))

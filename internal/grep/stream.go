@@ -63,9 +63,10 @@ type stream struct {
 	ring    []row // up to before rows scanned after the last pushed one
 	pending int   // after-context rows still to push
 
-	skipped   map[string]bool // reported paths skipped (not UTF-8)
-	skips     []string        // their messages, in order
-	full      bool            // the sink refused a row: the result is incomplete
+	alias     map[string]string // paths ripgrep reports -> the paths to show (/dev/fd/N of a named file)
+	skipped   map[string]bool   // reported paths skipped (not UTF-8)
+	skips     []string          // their messages, in order
+	full      bool              // the sink refused a row: the result is incomplete
 	lastPath  string
 	pathValid bool
 }
@@ -114,6 +115,9 @@ func (st *stream) match(ev *event) error {
 		return errs.Errorf(CodeRg, "cannot parse ripgrep's output: path: %v", err)
 	}
 	path := string(raw)
+	if a, ok := st.alias[path]; ok {
+		path = a
+	}
 	if !ok {
 		if !st.skipped[path] {
 			st.skipped[path] = true

@@ -80,7 +80,7 @@ var outliners = map[*lang.Format]func(ctx context.Context, src []byte) (entries 
 	lang.TypeScript: outlineScript(lang.TypeScript),
 	lang.TSX:        outlineScript(lang.TSX),
 	lang.JavaScript: outlineScript(lang.JavaScript),
-	lang.Markdown:   plain(outlineMarkdown),
+	lang.Markdown:   outlineMarkdown,
 	lang.JSON:       plain(outlineJSON),
 }
 
@@ -155,6 +155,11 @@ func outline(ctx context.Context, f *lang.Format, path string, src []byte) (d Da
 		err = ctx.Err()
 	}
 	if err != nil {
+		if e, ok := errs.As(err); ok && e.Code != errs.Cancelled {
+			// A parser that gave up (lang's internal) is inspect_file's
+			// parse: one vocabulary per tool.
+			return Data{}, errs.New(CodeParse, fmt.Sprintf("the %s parser failed on %s: %s", f.Name, path, e.Msg))
+		}
 		if _, ok := errs.As(err); ok {
 			return Data{}, err
 		}

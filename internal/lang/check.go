@@ -31,9 +31,19 @@ func (e *SyntaxError) Error() string { return "line " + strconv.Itoa(e.Line) + "
 // RFC 8259 (encoding/json), a leading byte order mark allowed. Markdown
 // has no syntax errors. Invalid UTF-8 is an error in every format.
 func Check(path string, src []byte) *SyntaxError {
+	e, _ := CheckContext(context.Background(), path, src)
+	return e
+}
+
+// CheckContext is Check stopped by ctx: a done ctx ends a tree-sitter parse
+// in progress and returns ctx's error.
+func CheckContext(ctx context.Context, path string, src []byte) (*SyntaxError, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	f := Lookup(path)
 	if f == nil {
-		return nil
+		return nil, nil
 	}
 	if !utf8.Valid(src) {
 		off := rows.FirstInvalid(src)
@@ -41,7 +51,7 @@ func Check(path string, src []byte) *SyntaxError {
 		if off == 0 || src[off-1] == '\n' || src[off-1] == '\r' {
 			line++ // the invalid byte starts a line of its own
 		}
-		return &SyntaxError{Line: line, Msg: "invalid UTF-8 at byte offset " + strconv.Itoa(off)}
+		return &SyntaxError{Line: line, Msg: "invalid UTF-8 at byte offset " + strconv.Itoa(off)}, nil
 	}
 	var s *site
 	switch f {
@@ -49,11 +59,17 @@ func Check(path string, src []byte) *SyntaxError {
 	case JSON:
 		s = checkJSON(src)
 	case Go:
-		g, _ := ParseGo(context.Background(), src)
+		g, err := ParseGo(ctx, src)
+		if err != nil {
+			return nil, err
+		}
 		s = g.err
 	default:
-		t, err := ParseTree(context.Background(), f, src)
+		t, err := ParseTree(ctx, f, src)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			s = &site{msg: err.Error()}
 			break
 		}
@@ -61,9 +77,9 @@ func Check(path string, src []byte) *SyntaxError {
 		t.Close()
 	}
 	if s == nil {
-		return nil
+		return nil, nil
 	}
-	return &SyntaxError{Line: lineOf(src, s.off), Msg: oneLine.Replace(s.msg)}
+	return &SyntaxError{Line: lineOf(src, s.off), Msg: oneLine.Replace(s.msg)}, nil
 }
 
 // oneLine keeps a parser's message (which may quote source) on one line.

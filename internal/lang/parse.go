@@ -24,6 +24,10 @@ var (
 	javascriptGrammar = sitter.NewLanguage(tsjavascript.Language())
 )
 
+// CodeParse is the code of a parser that failed outright (no grammar, or
+// tree-sitter gave up), never expected: inspect_file answers it as is.
+const CodeParse = "parse"
+
 // grammar returns the tree-sitter grammar of f, or nil.
 func (f *Format) grammar() *sitter.Language {
 	switch f {
@@ -121,7 +125,7 @@ func (t *Tree) Close() {
 func ParseTree(ctx context.Context, f *Format, src []byte) (*Tree, error) {
 	g := f.grammar()
 	if g == nil {
-		return nil, errs.Errorf("internal", "the %s format has no tree-sitter grammar", f.Name)
+		return nil, errs.Errorf(CodeParse, "the %s format has no tree-sitter grammar", f.Name)
 	}
 	src = LoneCRAsLF(src)
 	t, err := parseWith(ctx, g, src)
@@ -188,7 +192,7 @@ func parseWith(ctx context.Context, g *sitter.Language, src []byte) (*Tree, erro
 	}
 	p := getParser(g)
 	if p == nil {
-		return nil, errs.New("internal", "tree-sitter refused a grammar")
+		return nil, errs.New(CodeParse, "tree-sitter refused a grammar")
 	}
 	defer putParser(g, p)
 	var opts *sitter.ParseOptions
@@ -217,7 +221,7 @@ func parseWith(ctx context.Context, g *sitter.Language, src []byte) (*Tree, erro
 		if err := ctx.Err(); err != nil {
 			return nil, cancelled(err)
 		}
-		return nil, errs.New("internal", "tree-sitter gave up parsing")
+		return nil, errs.New(CodeParse, "tree-sitter gave up parsing")
 	}
 	t := &Tree{Src: src, Root: tree.RootNode(), tree: tree}
 	if t.Root.HasError() {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rowkit/rowkit/internal/rows"
 )
 
 const secret = "TOPSECRET-0xC0FFEE"
@@ -369,5 +371,113 @@ func TestInvalidArgumentsBounded(t *testing.T) {
 		if !strings.Contains(text(res), "bytes left out") {
 			t.Errorf("%s: %q does not say what it left out", c.tool, text(res)[:min(len(text(res)), 300)])
 		}
+	}
+}
+
+// An edit against a file with a 20 MB line: the rejection's repair rows and
+// the dry run's diff show the line clamped, and the whole answer, text and
+// structured, stays within the verified-row budget (a rejection against a
+// 100 MB line answered 100 MB, a dry run on a 200 MB line 629 MB).
+func TestEditHugeLineBounded(t *testing.T) {
+	root := canon(t, t.TempDir())
+	huge := strings.Repeat("x", 20<<20)
+	write(t, filepath.Join(root, "f.txt"), "alpha\n"+huge+"\nomega\n")
+	cs := connect(t, newServer(t, Options{Roots: []string{root}}), nil)
+	hugeRow := rows.RefOf(2, []byte(huge)).String()
+	// 2,000 failures, each with the huge line among its repair rows.
+	var many strings.Builder
+	many.WriteString("in f.txt\n")
+	for range 2000 {
+		many.WriteString("type 3:0000 \"x\"\n")
+	}
+	for _, c := range []struct {
+		name, script string
+		dry          bool
+	}{
+		{"rejection", "in f.txt\ntype 3:0000 \"x\"\n", false},
+		{"many rejections", many.String(), false},
+		{"dry run", "in f.txt\ntype " + hugeRow + " \"y\"\n", true},
+	} {
+		res := call(t, cs, "edit", map[string]any{"script": c.script, "dry_run": c.dry})
+		sc, _ := json.Marshal(res.StructuredContent)
+		txt := text(res)
+		if n := rows.CountTokens(txt); n > rows.DefaultBudget.Ceiling+100 {
+			t.Errorf("%s: text of %d tokens", c.name, n)
+		}
+		// The structured result carries what the text admitted.
+		if len(sc) > 2*len(txt)+4096 {
+			t.Errorf("%s: structuredContent of %d bytes for %d of text", c.name, len(sc), len(txt))
+		}
+		if !c.dry && (!strings.Contains(txt, hugeRow+" xxx") || !strings.Contains(string(sc), `"hash":"`+hugeRow[2:]+`"`) || !strings.Contains(string(sc), `"clamped":true`)) {
+			t.Errorf("%s: the huge row %s is not shown clamped: %.300s", c.name, hugeRow, txt)
+		}
+		if c.dry && !strings.Contains(txt, "\\ clamped: 2000 of 20971520 characters shown") {
+			t.Errorf("%s: %.300s", c.name, txt)
+		}
+		m := structured(t, res)
+		if c.name == "many rejections" {
+			tr, _ := m["truncated"].(map[string]any)
+			kept, _ := m["failures"].([]any)
+			if tr == nil || int(tr["failures"].(float64))+len(kept) != 2000 || !strings.Contains(txt, "more failures left out") {
+				t.Errorf("%s: kept %d failures, truncated %v", c.name, len(kept), tr)
+			}
+		}
+	}
+}
+
+// The root directory is replaced by a symlink to another directory in the
+// middle of a session (renamed away, a link put in its place): no call may
+// reach the other directory. The file tools keep serving the directory the
+// server opened; the repository tool, which runs git by path, refuses.
+func TestRootSwappedForSymlink(t *testing.T) {
+	parent := canon(t, t.TempDir())
+	root, other := filepath.Join(parent, "root"), filepath.Join(parent, "other")
+	write(t, filepath.Join(root, "a.txt"), "inside\n")
+	write(t, filepath.Join(root, "a.md"), "# inside\n")
+	newRepo(t, root)
+	write(t, filepath.Join(other, "a.txt"), secret+"\n")
+	write(t, filepath.Join(other, "a.md"), "# "+secret+"\n")
+	newRepo(t, other)
+	cs := connect(t, newServer(t, Options{Roots: []string{root}}), nil)
+	if res := call(t, cs, "read_file", map[string]any{"path": "a.txt"}); !strings.Contains(text(res), "inside") {
+		t.Fatalf("before the swap: %s", text(res))
+	}
+	if err := os.Rename(root, root+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, root); err != nil {
+		t.Fatal(err)
+	}
+	row := rows.RefOf(1, []byte("inside")).String()
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string // in the result; "" for a refusal
+	}{
+		{"read_file", map[string]any{"path": "a.txt"}, "inside"},
+		{"read_file", map[string]any{"path": filepath.Join(root, "a.txt")}, "inside"},
+		{"inspect_file", map[string]any{"path": "a.md"}, "inside"},
+		{"search", map[string]any{"pattern": "inside|" + secret}, "inside"},
+		{"search", map[string]any{"pattern": "inside|" + secret, "paths": []string{"a.txt"}}, "inside"},
+		{"edit", map[string]any{"script": "in a.txt\ntype " + row + " \"edited\"\n"}, "modified"},
+		{"read_file", map[string]any{"path": "a.txt"}, "edited"},
+		{"inspect_repository", map[string]any{"repo_path": "."}, ""},
+	} {
+		res := call(t, cs, c.tool, c.args)
+		b, _ := json.Marshal(res)
+		switch {
+		case strings.Contains(string(b), secret):
+			t.Errorf("%s %v reached the other directory: %s", c.tool, c.args, b)
+		case c.want == "" && failureCode(t, res) != "outside_workspace":
+			t.Errorf("%s %v: %s", c.tool, c.args, b)
+		case c.want != "" && (res.IsError || !strings.Contains(text(res), c.want)):
+			t.Errorf("%s %v: want %q: %s", c.tool, c.args, c.want, b)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(other, "a.txt")); string(got) != secret+"\n" {
+		t.Errorf("the other directory was written: %q", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(root+".moved", "a.txt")); string(got) != "edited\n" {
+		t.Errorf("the served directory holds %q", got)
 	}
 }

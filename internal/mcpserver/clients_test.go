@@ -327,8 +327,8 @@ func testAgentClient(t *testing.T, c agentClient, bin, src string) {
 
 	// Failures: one line each.
 	refused := got("refused")
-	if b := refused.Body(); !regexp.MustCompile(`^outside_workspace: [^\n]+$`).MatchString(strings.TrimSuffix(b, "\n")) {
-		t.Errorf("refused: the model got %q, want one line outside_workspace: ...", b)
+	if b := refused.Body(); !regexp.MustCompile(`^\[read:outside-allowed-roots\] [^\n]+$`).MatchString(strings.TrimSuffix(b, "\n")) {
+		t.Errorf("refused: the model got %q, want one line [read:outside-allowed-roots] ...", b)
 	}
 	same("missing", got("missing"), cliOut(twin, false, "read", "missing.go"))
 	if c.name == "claude" && (!refused.IsError || !got("missing").IsError) {

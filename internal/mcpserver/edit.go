@@ -28,7 +28,7 @@ var editBounds = patch.Bounds{Edits: 200, Failures: 50, Gofmt: 50, DiffBytes: 25
 // surface shows, between the tool's own words.
 const EditDescription = "Edits files with an HPATCH/2 script, all files at once or none. Paths are relative to the first workspace root; " +
 	"copy LINE:HASH rows from read_file, search or inspect_file.\n\n" + patch.Language +
-	"\nThe report lists the files changed and the rows at each edit's edges, ready for the next script; it is bounded and says how many edits or failures it left out."
+	"\nThe report lists the files changed and the rows at each edit's edges, ready for the next script; it is bounded and says how many edits or failures it left out. A line longer than 2,000 characters is shown clamped; its hash still covers the whole line."
 
 func (s *Server) addEdit() {
 	in := mustSchema[EditInput]()
@@ -60,7 +60,7 @@ func (s *Server) edit(ctx context.Context, req *mcp.CallToolRequest, in EditInpu
 	bound := s.resultBytes(req)
 	b := rows.DefaultBudget
 	b.MaxBytes = bound
-	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: patch.Text(res, err, b, "edit")}}}
+	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: editText(res, err, b)}}}
 	s.editWithin(res, bound)
 	// A rejected or rolled-back script is the engine's own result, with
 	// the reasons in failures; the call is an error all the same.
@@ -68,13 +68,36 @@ func (s *Server) edit(ctx context.Context, req *mcp.CallToolRequest, in EditInpu
 	return out, res, nil
 }
 
+// editText is what hpatch prints: the failures with their repair rows, or
+// the file actions and the rows at each edit's edges, or the diff, within
+// the verified-row budget; the structured result is cut to what it admits.
+func editText(res *patch.Result, err error, b rows.Budget) string {
+	if len(res.Failures) == 0 && err != nil {
+		return patch.Text(res, err, b, "edit")
+	}
+	return res.Within(b, "edit: ")
+}
+
 // editWithin bounds res's lists (editBounds) and, on a structured server,
 // whose client shows the JSON, halves those bounds until the JSON fits
-// bound; res.Truncated says what was left out.
+// bound; res.Truncated says what was left out, by the text (editText) and
+// by these bounds.
 func (s *Server) editWithin(res *patch.Result, bound int) {
 	full := *res
+	apply := func(bs patch.Bounds) {
+		*res = full
+		res.Bound(bs)
+		if f := full.Truncated; f != nil {
+			var t patch.Truncation
+			if res.Truncated != nil {
+				t = *res.Truncated
+			}
+			t.Edits, t.Failures, t.Gofmt, t.DiffBytes = t.Edits+f.Edits, t.Failures+f.Failures, t.Gofmt+f.Gofmt, t.DiffBytes+f.DiffBytes
+			res.Truncated = &t
+		}
+	}
 	bs := editBounds
-	res.Bound(bs)
+	apply(bs)
 	if !s.structured || bound <= 0 {
 		return
 	}
@@ -84,7 +107,6 @@ func (s *Server) editWithin(res *patch.Result, bound int) {
 			return
 		}
 		bs = patch.Bounds{Edits: max(bs.Edits/2, 1), Failures: max(bs.Failures/2, 1), Gofmt: max(bs.Gofmt/2, 1), DiffBytes: max(bs.DiffBytes/2, 1)}
-		*res = full
-		res.Bound(bs)
+		apply(bs)
 	}
 }

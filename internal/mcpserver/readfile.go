@@ -47,11 +47,17 @@ var readBudget = rows.DefaultBudget
 var readViewBudget = read.Tokens(readBudget)
 
 func (s *Server) readFile(ctx context.Context, req *mcp.CallToolRequest, in ReadFileInput) (*mcp.CallToolResult, *read.Result, error) {
+	var res *read.Result
+	var text []byte
 	r, rel, err := locate(s.callRoots(ctx, req), in.Path)
 	if err != nil {
-		return nil, nil, withPath(in.Path, err)
+		// The reader's own codes and shape for a path no root holds,
+		// as for one it refuses itself.
+		res, _ = read.Refused(read.Input{Path: in.Path, Offset: in.Offset, Limit: in.Limit}, err)
+		text = read.Format(res, read.FormatRows)
+	} else {
+		res, text = s.readView(ctx, r, read.Input{Path: rel, Offset: in.Offset, Limit: in.Limit}, s.resultBytes(req))
 	}
-	res, text := s.readView(ctx, r, read.Input{Path: rel, Offset: in.Offset, Limit: in.Limit}, s.resultBytes(req))
 	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
 	// A failed read is still a result of the reader's own shape, with its
 	// error code; the call is an error result all the same.

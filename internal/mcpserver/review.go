@@ -110,6 +110,10 @@ func (s *Server) inspectRepository(ctx context.Context, req *mcp.CallToolRequest
 // root before git or any validation runs.
 func (s *Server) review(ctx context.Context, req *mcp.CallToolRequest, repoPath string, o review.Options) (*mcp.CallToolResult, *review.Report, error) {
 	r, rel, err := locate(s.callRoots(ctx, req), repoPath)
+	if e, ok := errs.As(err); ok && e.Code == errs.NotFound {
+		// The engine's code for a repository path that names nothing.
+		err = errs.New(review.CodeRepoNotFound, "the repository path: "+e.Msg).WithHint("pass the path of a git work tree")
+	}
 	if err != nil {
 		return nil, nil, withPath(repoPath, err)
 	}

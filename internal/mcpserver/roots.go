@@ -54,10 +54,9 @@ func narrow(server []root, client []*mcp.Root, logf func(string, ...any)) []root
 			logf("ignoring client root %q: %v", c.URI, err)
 			continue
 		}
-		// Judged on its canonical path before it is opened: opening a
-		// workspace settles a transaction a crash left pending there,
-		// which writes, and a client root outside every --root must not
-		// be touched.
+		// Judged on its canonical path before it is opened: a client
+		// root outside every --root must not be touched at all (an edit
+		// there would settle a transaction a crash left pending).
 		canon, err := filepath.EvalSymlinks(dir)
 		if err != nil {
 			logf("ignoring client root %q: %v", c.URI, err)

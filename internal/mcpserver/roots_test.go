@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rowkit/rowkit/internal/txn"
 )
 
 // A client root outside every --root is not a workspace of this server:
@@ -59,14 +62,24 @@ func TestNarrowLeavesOutsideClientRootAlone(t *testing.T) {
 	if len(logged) == 0 {
 		t.Error("the ignored client root was not logged")
 	}
-	// The same journal inside the --root is recovered when the client
-	// root is opened: the journal is rowkit's own (the test's premise).
+	// The same journal inside the --root is served, and still not settled:
+	// opening a workspace never writes. A writer's recovery rolls it back:
+	// the journal is rowkit's own (the test's premise).
 	in := filepath.Join(server, "in")
 	if err := os.Rename(outside, in); err != nil {
 		t.Fatal(err)
 	}
-	narrow([]root{s}, []*mcp.Root{{URI: "file://" + in}}, func(string, ...any) {})
+	got = narrow([]root{s}, []*mcp.Root{{URI: "file://" + in}}, func(string, ...any) {})
+	if len(got) != 1 || got[0].ws.Dir() != in {
+		t.Fatalf("narrowed to %v", got)
+	}
+	if _, err := os.Lstat(filepath.Join(in, temp)); err != nil {
+		t.Errorf("opening the client root settled its pending transaction: %v", err)
+	}
+	if rec, err := txn.Recover(context.Background(), got[0].ws); err != nil || rec.Action != txn.RolledBack {
+		t.Fatalf("the test's journal is not rowkit's own: %+v %v", rec, err)
+	}
 	if _, err := os.Lstat(filepath.Join(in, temp)); err == nil {
-		t.Error("a pending transaction inside the --root was not recovered: the test's journal is not rowkit's")
+		t.Error("the recovery left the staged file")
 	}
 }

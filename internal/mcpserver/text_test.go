@@ -80,7 +80,7 @@ func TestTextResults(t *testing.T) {
 		args         map[string]any
 	}{
 		{"read_file", "[read:outside-allowed-roots] ", map[string]any{"path": "../etc/passwd"}},
-		{"read_file", "outside_workspace: ", map[string]any{"path": "/etc/passwd"}},
+		{"read_file", "[read:outside-allowed-roots] ", map[string]any{"path": "/etc/passwd"}},
 		{"inspect_file", "not_found: ", map[string]any{"path": "missing.go"}},
 		{"search", "usage: ", map[string]any{"pattern": "a", "patterns": []string{"b"}}},
 		{"read_file", "usage: invalid arguments: ", map[string]any{"offset": 0}},

@@ -46,6 +46,11 @@ var searchHints = map[string]string{
 	"run_validations":    "run tests build lint checks validations",
 }
 
+// checkCodes, when set (by the tests), sees the structuredContent of every
+// result, failures included, and refuses a code that is not in the tool's
+// vocabulary (errs.Vocabularies): the whole suite keeps the table true.
+var checkCodes func(tool string, structured []byte) error
+
 // register adds a typed tool, as mcp.AddTool does (the input schema
 // validates and decodes the arguments; the output schema describes the
 // result), with three differences that serve the model, the three failure
@@ -87,40 +92,52 @@ func register[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, cancel := s.callContext(ctx)
 		defer cancel()
-		v, err := decodeArgs[In](req.Params.Arguments, inR)
-		if err != nil {
-			return s.failed(err), nil
-		}
-		res, value, err := h(ctx, req, v)
-		if err != nil {
-			return s.failed(err), nil
-		}
-		if !structured {
-			if res == nil || res.Content == nil {
-				return nil, fmt.Errorf("%s: the tool returned no text", t.Name)
-			}
-			return res, nil
-		}
-		b, err := encode(value)
-		if err != nil {
-			return nil, fmt.Errorf("encoding the %s result: %w", t.Name, err)
-		}
-		if checkOutputs {
-			var doc any
-			json.Unmarshal(b, &doc)
-			if err := outR.Validate(doc); err != nil {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: the result does not match the output schema: %v", t.Name, err)}
+		res, err := runTool(ctx, s, req, t.Name, structured, h, inR, outR)
+		if err == nil && checkCodes != nil && res.StructuredContent != nil {
+			if cerr := checkCodes(t.Name, res.StructuredContent.(json.RawMessage)); cerr != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: cerr.Error()}
 			}
 		}
-		if res == nil {
-			res = &mcp.CallToolResult{}
-		}
-		res.StructuredContent = json.RawMessage(b)
-		if res.Content == nil {
-			res.Content = []mcp.Content{&mcp.TextContent{Text: string(b)}}
+		return res, err
+	})
+}
+
+// runTool decodes the arguments, runs the handler and, for a structured
+// tool, encodes its value as structuredContent.
+func runTool[In, Out any](ctx context.Context, s *Server, req *mcp.CallToolRequest, name string, structured bool, h handler[In, Out], inR, outR *jsonschema.Resolved) (*mcp.CallToolResult, error) {
+	v, err := decodeArgs[In](req.Params.Arguments, inR)
+	if err != nil {
+		return s.failed(err), nil
+	}
+	res, value, err := h(ctx, req, v)
+	if err != nil {
+		return s.failed(err), nil
+	}
+	if !structured {
+		if res == nil || res.Content == nil {
+			return nil, fmt.Errorf("%s: the tool returned no text", name)
 		}
 		return res, nil
-	})
+	}
+	b, err := encode(value)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the %s result: %w", name, err)
+	}
+	if checkOutputs {
+		var doc any
+		json.Unmarshal(b, &doc)
+		if err := outR.Validate(doc); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: the result does not match the output schema: %v", name, err)}
+		}
+	}
+	if res == nil {
+		res = &mcp.CallToolResult{}
+	}
+	res.StructuredContent = json.RawMessage(b)
+	if res.Content == nil {
+		res.Content = []mcp.Content{&mcp.TextContent{Text: string(b)}}
+	}
+	return res, nil
 }
 
 // decodeArgs validates raw against the input schema and decodes it. Any

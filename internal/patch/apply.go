@@ -7,6 +7,7 @@ import (
 
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/rows"
+	"github.com/rowkit/rowkit/internal/txn"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
 
@@ -33,12 +34,38 @@ type Options struct {
 // Apply runs an HPATCH/2 script in the workspace. It returns a Result
 // whatever happened; the error is nil when the script applied (or had
 // nothing to do), a rejection with code "rejected" (exit 1; the Result's
-// Failures say why), a commit failure that was rolled back (exit 3), or
+// Failures say why), a pending journal in the way (code journal, exit 1),
+// a commit failure (exit 3; its message says where every file stands), or
 // cancellation.
+//
+// Unless it is a dry run, a transaction a crash left pending is settled
+// first, so that the script reads settled files; Result.Recovery says what
+// was done. A dry run writes nothing, that included.
 func Apply(ctx context.Context, root *workspace.Root, script string, opts Options) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, errs.New(errs.Cancelled, "cancelled before the script ran")
 	}
+	var rec *txn.Recovery
+	if !opts.DryRun && txn.Pending(root) {
+		r, err := txn.Recover(ctx, root)
+		if err == nil {
+			err = r.Refusal()
+		}
+		if err != nil {
+			return &Result{Status: StatusFailed, Files: []FileAction{}}, err
+		}
+		if r.Did() {
+			rec = &r
+		}
+	}
+	res, err := apply(ctx, root, script, opts)
+	if res != nil {
+		res.Recovery = rec
+	}
+	return res, err
+}
+
+func apply(ctx context.Context, root *workspace.Root, script string, opts Options) (*Result, error) {
 	check := opts.Check
 	if check == nil {
 		check = LangChecker
@@ -47,11 +74,18 @@ func Apply(ctx context.Context, root *workspace.Root, script string, opts Option
 	if len(fails) > 0 {
 		return reject(fails)
 	}
-	pl := build(root, s)
+	pl, err := build(ctx, root, s)
+	if err != nil {
+		return nil, stopped(err)
+	}
 	if len(pl.fails) > 0 {
 		return reject(pl.fails)
 	}
-	if fails := pl.checkSyntax(check); len(fails) > 0 {
+	fails, err = pl.checkSyntax(ctx, check)
+	if err != nil {
+		return nil, stopped(err)
+	}
+	if len(fails) > 0 {
 		return reject(fails)
 	}
 	var formatted []FormatRows
@@ -63,7 +97,9 @@ func Apply(ctx context.Context, root *workspace.Root, script string, opts Option
 	changes := pl.changes()
 	if opts.DryRun {
 		res.Status = StatusDryRun
-		res.Diff = pl.diff()
+		if res.Diff, err = pl.diff(ctx); err != nil {
+			return nil, stopped(err)
+		}
 		return res, nil
 	}
 	if len(changes) == 0 {
@@ -73,24 +109,29 @@ func Apply(ctx context.Context, root *workspace.Root, script string, opts Option
 	if err := ctx.Err(); err != nil {
 		return nil, errs.New(errs.Cancelled, "cancelled before anything was written")
 	}
-	err := root.Commit(changes)
-	var ce *workspace.ChangedError
+	err = txn.Commit(ctx, root, changes)
+	var ce *txn.ChangedError
 	switch {
 	case errors.As(err, &ce):
 		return reject([]Failure{pl.changedFailure(ce)})
-	case errs.Is(err, workspace.CodeJournal):
-		// A pending journal (foreign, or one that would not settle) stood
-		// in the way: nothing of this script was attempted.
+	case errs.Is(err, txn.CodeJournal), errs.Is(err, errs.Cancelled):
+		// A pending journal (foreign, busy, or one that would not settle)
+		// stood in the way: nothing of this script was attempted.
 		return &Result{Status: StatusFailed, Files: []FileAction{}}, err
 	case err != nil:
 		res := &Result{Status: StatusFailed, Files: []FileAction{}}
 		if e, ok := errs.As(err); ok {
 			return res, e.WithExit(ExitCommitFailed)
 		}
-		return res, errs.Errorf(workspace.CodeCommit, "%v", err).WithExit(ExitCommitFailed)
+		return res, errs.Errorf(txn.CodeCommit, "%v", err).WithExit(ExitCommitFailed)
 	}
 	res.Status = StatusApplied
 	return res, nil
+}
+
+// stopped is the error of a script that ctx stopped before its commit.
+func stopped(err error) error {
+	return errs.New(errs.Cancelled, "cancelled before anything was written: "+err.Error())
 }
 
 func reject(fails []Failure) (*Result, error) {
@@ -100,18 +141,26 @@ func reject(fails []Failure) (*Result, error) {
 }
 
 // checkSyntax parses every changed file that parsed before the script.
-func (pl *plan) checkSyntax(check Checker) []Failure {
+// A done ctx stops it (the checker's answer is then not trusted).
+func (pl *plan) checkSyntax(ctx context.Context, check Checker) ([]Failure, error) {
 	var fails []Failure
 	for _, f := range pl.files {
 		if f.deleted || !f.diff {
 			continue
 		}
-		line, msg, bad := check(f.dest, f.out)
+		line, msg, bad := check(ctx, f.dest, f.out)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if !bad {
 			continue
 		}
 		if !f.created {
-			if _, _, wasBad := check(f.target, f.base); wasBad {
+			_, _, wasBad := check(ctx, f.target, f.base)
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			if wasBad {
 				continue // already broken: not held to it
 			}
 		}
@@ -119,7 +168,7 @@ func (pl *plan) checkSyntax(check Checker) []Failure {
 		x, _ := rows.NewIndex(f.out)
 		var prop []rows.Record
 		for l := max(1, line-2); x != nil && l <= min(x.Count(), line+2); l++ {
-			prop = append(prop, rows.Record{Line: l, Hash: rows.Hash(x.Text(l)), Text: string(x.Text(l))})
+			prop = append(prop, rows.ClampedRecord(l, x.Text(l)))
 		}
 		fail := Failure{Op: "type", Path: f.path, Reason: ReasonLanguageSyntax,
 			Message: fmt.Sprintf("the new content does not parse: line %d: %s", line, msg), Proposed: prop}
@@ -128,7 +177,7 @@ func (pl *plan) checkSyntax(check Checker) []Failure {
 		}
 		fails = append(fails, fail)
 	}
-	return fails
+	return fails, nil
 }
 
 // culprit is the edit that most plausibly broke line l of the new content:
@@ -166,10 +215,10 @@ func (f *fileState) culprit(l int) *edit {
 }
 
 // changes are the plan's net file actions for the workspace transaction.
-func (pl *plan) changes() []workspace.Change {
-	var out []workspace.Change
+func (pl *plan) changes() []txn.Change {
+	var out []txn.Change
 	at := map[string]int{} // target -> index in out
-	put := func(c workspace.Change) {
+	put := func(c txn.Change) {
 		if i, ok := at[c.Target]; ok {
 			// A file deleted or moved away and another written in its
 			// place: one write over the old content.
@@ -191,14 +240,14 @@ func (pl *plan) changes() []workspace.Change {
 		switch {
 		case f.deleted && f.created:
 		case f.deleted:
-			put(workspace.Change{Target: f.target, Delete: true, Old: f.base})
+			put(txn.Change{Target: f.target, Delete: true, Old: f.base})
 		case f.created:
-			put(workspace.Change{Target: f.dest, Data: f.out, Mode: f.mode})
+			put(txn.Change{Target: f.dest, Data: f.out, Mode: f.mode})
 		case f.dest != f.target:
-			put(workspace.Change{Target: f.dest, Data: f.out, Mode: f.mode})
-			put(workspace.Change{Target: f.target, Delete: true, Old: f.base})
+			put(txn.Change{Target: f.dest, Data: f.out, Mode: f.mode})
+			put(txn.Change{Target: f.target, Delete: true, Old: f.base})
 		case f.diff:
-			put(workspace.Change{Target: f.target, Data: f.out, Mode: f.mode, Old: f.base})
+			put(txn.Change{Target: f.target, Data: f.out, Mode: f.mode, Old: f.base})
 		}
 	}
 	return out
@@ -227,6 +276,7 @@ func (pl *plan) result() *Result {
 		if err != nil {
 			continue
 		}
+		rec := &recorder{x: x}
 		all := append([]*edit(nil), f.edits...)
 		if f.eof != nil {
 			all = append(all, f.eof)
@@ -235,7 +285,7 @@ func (pl *plan) result() *Result {
 			if e.outEnd == e.outStart && e.start == e.end && e != f.eof {
 				continue // an empty insertion
 			}
-			res.Edits = append(res.Edits, EditRows{Command: e.cmd.N, Op: e.cmd.Op(), Path: f.path, Rows: edgeRows(x, e)})
+			res.Edits = append(res.Edits, EditRows{Command: e.cmd.N, Op: e.cmd.Op(), Path: f.path, Rows: edgeRows(rec, e)})
 		}
 	}
 	return res
@@ -243,7 +293,8 @@ func (pl *plan) result() *Result {
 
 // edgeRows are the rows before and after an edit's new text and its first
 // and last rows.
-func edgeRows(x *rows.Index, e *edit) []rows.Record {
+func edgeRows(rec *recorder, e *edit) []rows.Record {
+	x := rec.x
 	n := x.Count()
 	if n == 0 {
 		return []rows.Record{}
@@ -271,14 +322,14 @@ func edgeRows(x *rows.Index, e *edit) []rows.Record {
 			continue
 		}
 		last = l
-		out = append(out, rows.Record{Line: l, Hash: rows.Hash(x.Text(l)), Text: string(x.Text(l))})
+		out = append(out, rec.record(l))
 	}
 	return out
 }
 
 // changedFailure reports a file another writer changed between the
 // baseline and the commit, with its fresh rows around the script's edits.
-func (pl *plan) changedFailure(ce *workspace.ChangedError) Failure {
+func (pl *plan) changedFailure(ce *txn.ChangedError) Failure {
 	for _, f := range pl.files {
 		if f.target != ce.Target && f.dest != ce.Target {
 			continue
@@ -288,6 +339,9 @@ func (pl *plan) changedFailure(ce *workspace.ChangedError) Failure {
 		if f.created || f.dest == ce.Target && f.target != ce.Target {
 			fl.Op = "new"
 			fl.Message = fmt.Sprintf("%s was created by another writer while the script ran; nothing was written", f.path)
+		}
+		if ce.Kind != "" {
+			fl.Message = fmt.Sprintf("%s changed on disk while the script ran (it is %s now); nothing was written", f.path, ce.Kind)
 		}
 		x, err := rows.NewIndex(ce.Now)
 		if err != nil {

@@ -76,6 +76,29 @@ func TestApplyRejects(t *testing.T) {
 	}
 }
 
+// The defects a differential run found, each of which used to write: rm
+// dropped an edit and deleted the file (exit 0), and an invalid UTF-8 body
+// was written into the file byte for byte.
+func TestApplyRejectsWithoutWriting(t *testing.T) {
+	for _, c := range []struct{ script, reason string }{
+		{"in a.txt\ntype 1:8ed3 \"X\"\nrm\n", ReasonConflict},
+		{"in a.txt\nadd EOF <<PATCH\nb\xffd\nPATCH\n", ReasonSyntax},
+		{"new n.txt\nadd 1:8ed3 \"x\"\n", ReasonInitialization},
+	} {
+		root := workspaceWith(t, map[string]string{"a.txt": "alpha\n"})
+		res, err := Apply(context.Background(), root, c.script, Options{})
+		if errs.Code(err) != CodeRejected || len(res.Failures) != 1 || res.Failures[0].Reason != c.reason {
+			t.Errorf("%q: %+v %v", c.script, res, err)
+		}
+		if readFile(t, root.Dir(), "a.txt") != "alpha\n" {
+			t.Errorf("%q: a.txt changed", c.script)
+		}
+		if _, err := os.Lstat(filepath.Join(root.Dir(), "n.txt")); err == nil {
+			t.Errorf("%q: n.txt created", c.script)
+		}
+	}
+}
+
 func TestApplyLanguageSyntax(t *testing.T) {
 	good := "package p\n\nfunc f() int {\n\treturn 1\n}\n"
 	root := workspaceWith(t, map[string]string{"p.go": good, "broken.go": "package p\nfunc {\n", "d.json": "{\"a\": 1}\n"})
@@ -106,7 +129,7 @@ func TestApplyLanguageSyntax(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The checker is a parameter: a custom one is used.
-	_, err = Apply(context.Background(), root, "in a.txt\n", Options{Check: func(string, []byte) (int, string, bool) { return 1, "no", true }})
+	_, err = Apply(context.Background(), root, "in a.txt\n", Options{Check: func(context.Context, string, []byte) (int, string, bool) { return 1, "no", true }})
 	if errs.Code(err) != CodeRejected {
 		// a.txt does not exist here: file-path, not the checker.
 		t.Log(err)
@@ -119,7 +142,7 @@ func TestApplyLanguageSyntax(t *testing.T) {
 func TestApplyConcurrentWriter(t *testing.T) {
 	root := workspaceWith(t, map[string]string{"a.txt": "alpha\nbeta\ngamma\n"})
 	p := filepath.Join(root.Dir(), "a.txt")
-	sneak := func(string, []byte) (int, string, bool) {
+	sneak := func(context.Context, string, []byte) (int, string, bool) {
 		os.WriteFile(p, []byte("alpha\nBETA!\ngamma\n"), 0o644)
 		return 0, "", false
 	}
@@ -244,6 +267,54 @@ func TestDiffAppliesWithGit(t *testing.T) {
 		}
 		if want := readFile(t, root2.Dir(), "f.txt"); got != want {
 			t.Fatalf("round %d: git apply gives %q, hpatch %q\n%s", round, got, want, res.Diff)
+		}
+	}
+}
+
+// cancelAfter is a context that reports cancellation from the k-th call of
+// Err on, so a script is stopped at a known point without a clock.
+type cancelAfter struct {
+	context.Context
+	k, calls int
+}
+
+func (c *cancelAfter) Err() error {
+	if c.calls++; c.calls >= c.k {
+		return context.Canceled
+	}
+	return nil
+}
+
+// A done ctx stops the engine between the targets of a long script, in the
+// syntax check and in the diff: cancelled, nothing written. A run that
+// never cancels counts the checks; then each stop point is tried.
+func TestApplyStopsOnCancel(t *testing.T) {
+	var file, script strings.Builder
+	script.WriteString("in a.json\n")
+	file.WriteString("[\n")
+	for i := range 1000 {
+		line := fmt.Sprintf("%d,", i)
+		file.WriteString(line + "\n")
+		fmt.Fprintf(&script, "type %s \"%d,\"\n", ref(i+2, line), -i)
+	}
+	file.WriteString("0]\n")
+	files := map[string]string{"a.json": file.String()}
+	count := &cancelAfter{Context: context.Background(), k: 1 << 30}
+	if _, err := Apply(count, workspaceWith(t, files), script.String(), Options{DryRun: true}); err != nil {
+		t.Fatal(err)
+	}
+	n := count.calls
+	if n < 1000 {
+		t.Fatalf("%d checks for 1000 targets", n)
+	}
+	for _, k := range []int{1, 2, n / 2, n - 1, n} {
+		root := workspaceWith(t, files)
+		res, err := Apply(&cancelAfter{Context: context.Background(), k: k}, root, script.String(), Options{})
+		if errs.Code(err) != errs.Cancelled || res != nil {
+			t.Fatalf("cancelled at check %d of %d: %+v %v", k, n, res, err)
+		}
+		if readFile(t, root.Dir(), "a.json") != file.String() {
+			t.Fatal("written")
 		}
 	}
 }

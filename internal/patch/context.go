@@ -36,9 +36,37 @@ func lineRange(a, b, n int) []int {
 	return out
 }
 
+// recorder makes the clamped records of one text's lines, remembering
+// those of long lines: a result may name one line many times (every
+// failure near it, every edit beside it), and hashing a line of hundreds of
+// megabytes each time made k failures cost k times the line.
+type recorder struct {
+	x    *rows.Index
+	long map[int]rows.Record
+}
+
+func (r *recorder) record(l int) rows.Record {
+	t := r.x.Text(l)
+	if len(t) <= rows.MaxLineChars {
+		return rows.ClampedRecord(l, t)
+	}
+	if rec, ok := r.long[l]; ok {
+		return rec
+	}
+	if r.long == nil {
+		r.long = map[int]rows.Record{}
+	}
+	rec := rows.ClampedRecord(l, t)
+	r.long[l] = rec
+	return rec
+}
+
 // records returns the baseline rows of the given lines, sorted, without
 // duplicates, at most maxContextRows of them.
 func (f *fileState) records(lines []int) []rows.Record {
+	if f.rec == nil {
+		f.rec = &recorder{x: f.idx}
+	}
 	sort.Ints(lines)
 	var out []rows.Record
 	last := 0
@@ -47,8 +75,7 @@ func (f *fileState) records(lines []int) []rows.Record {
 			continue
 		}
 		last = l
-		t := f.idx.Text(l)
-		out = append(out, rows.Record{Line: l, Hash: rows.Hash(t), Text: string(t)})
+		out = append(out, f.rec.record(l))
 		if len(out) == maxContextRows {
 			break
 		}
@@ -65,11 +92,10 @@ func (f *fileState) staleReport(p *pending, refs []refUse) (reason, msg string, 
 	reason = ReasonRowStale
 	for _, r := range refs {
 		ref := fmt.Sprintf("%d:%04x", r.line, r.hash)
-		var where []int
-		for i, h := range hashes {
-			if h == r.hash {
-				where = append(where, i+1)
-			}
+		all := f.hashIndex().at(r.hash)
+		var where []int // the first few, for the message and the rows
+		for _, l := range all[:min(len(all), 6)] {
+			where = append(where, int(l))
 		}
 		valid := r.line <= n && hashes[r.line-1] == r.hash
 		switch {
@@ -78,7 +104,12 @@ func (f *fileState) staleReport(p *pending, refs []refUse) (reason, msg string, 
 			lines = append(lines, lineRange(r.line-1, r.line+1, n)...)
 			continue
 		case r.line > n:
-			reason = ReasonRowMissing
+			// Past the end with its hash nowhere: the row is gone. With
+			// its hash on other lines it is stale, and those lines are
+			// the candidates.
+			if len(all) == 0 && reason != ReasonRowMissing {
+				reason = ReasonRowMissing
+			}
 			parts = append(parts, fmt.Sprintf("%s is past the end: the file has %d lines", ref, n))
 			lines = append(lines, lineRange(n-contextRadius, n, n)...)
 		default:
@@ -86,12 +117,12 @@ func (f *fileState) staleReport(p *pending, refs []refUse) (reason, msg string, 
 			lines = append(lines, lineRange(r.line-contextRadius, r.line+contextRadius, n)...)
 		}
 		switch {
-		case len(where) == 0:
+		case len(all) == 0:
 			parts = append(parts, "no line has hash "+ref[strings.IndexByte(ref, ':')+1:])
-		case len(where) == 1:
+		case len(all) == 1:
 			parts = append(parts, fmt.Sprintf("its hash is on line %d only, a shift of %+d that nothing else in this script confirms", where[0], where[0]-r.line))
 		default:
-			parts = append(parts, fmt.Sprintf("its hash is on %d lines (%s), which is ambiguous", len(where), joinLines(where, 5)))
+			parts = append(parts, fmt.Sprintf("its hash is on %d lines (%s), which is ambiguous", len(all), joinLines(where, 5)))
 		}
 		for i, w := range where {
 			if i == maxCandidates {
@@ -120,7 +151,7 @@ func (f *fileState) occurrenceMessage(c *Command, found, d int) string {
 	if c.Target.Anchored {
 		where = fmt.Sprintf("from line %d on", c.Target.Anchor.Line+d)
 	}
-	return fmt.Sprintf("%s occurs %d times %s, %d wanted", strconv.Quote(c.Target.Needle), found, where, c.Target.Count)
+	return fmt.Sprintf("%s occurs %d times %s, %d wanted", quoteClamped(c.Target.Needle), found, where, c.Target.Count)
 }
 
 // occurrenceRows shows where the matches that were found are, and the rows
@@ -135,4 +166,14 @@ func (f *fileState) occurrenceRows(c *Command, found []int, d int) []rows.Record
 		lines = append(lines, f.idx.LineAt(at))
 	}
 	return f.records(lines)
+}
+
+// quoteClamped quotes script text for a message, clamped like a row: a
+// message is one line, however long the text the script gave.
+func quoteClamped(s string) string {
+	shown, chars := rows.Clamp([]byte(s), rows.MaxLineChars)
+	if chars == 0 {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%s... (%d characters)", strconv.Quote(string(shown)), chars)
 }

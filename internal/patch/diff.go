@@ -2,6 +2,7 @@ package patch
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -14,9 +15,12 @@ const diffContext = 3
 // diff is the unified diff of the plan, git style, one file after another.
 // Changes are found from the edits themselves (each widened to whole
 // lines), not by comparing the files, so it is exact and linear.
-func (pl *plan) diff() string {
+func (pl *plan) diff(ctx context.Context) (string, error) {
 	var b strings.Builder
 	for _, f := range pl.files {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
 		if !f.diff || f.deleted && f.created {
 			continue
 		}
@@ -63,7 +67,7 @@ func (pl *plan) diff() string {
 		}
 		writeHunks(&b, changes, ol, nl)
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 // change replaces old lines [oa, oa+on) with new lines [na, na+nn) (0-based).
@@ -218,8 +222,19 @@ func hunkRange(a, n int) string {
 	return fmt.Sprintf("%d,%d", a+1, n)
 }
 
+// diffLine writes one line of a hunk. A line longer than rows.MaxLineChars
+// characters is clamped like a row, with a marker line in the place of
+// git's "\ No newline at end of file": a diff is a preview, and a line of
+// hundreds of megabytes would make it (and the result that carries it) as
+// large. Such a diff no longer applies with git apply; every other does.
 func diffLine(b *strings.Builder, mark byte, line []byte) {
 	b.WriteByte(mark)
+	text := bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+	if shown, chars := rows.Clamp(text, rows.MaxLineChars); chars > 0 {
+		b.Write(shown)
+		fmt.Fprintf(b, "\n\\ clamped: %d of %d characters shown\n", rows.MaxLineChars, chars)
+		return
+	}
 	b.Write(line)
 	if len(line) == 0 || !endsWithTerm(string(line[len(line)-1:])) {
 		b.WriteString("\n\\ No newline at end of file\n")

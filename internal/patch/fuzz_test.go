@@ -16,6 +16,10 @@ var parseSeeds = []string{
 	"in a\ntype \"b\" 0 \"x\"\ntype 4:8ed3..2:f44e \"x\"\n",
 	"in a\r\ntype 1:8ed3 \"\\ud83d\\ude00\\t\"\r\n",
 	"type \"x\"\nrm\nmv b\n",
+	"in a\ntype \"b\" two \"x\"\ntype 1:8ed3 \"b\" 2:f44e \"x\"\n",
+	"in a\ntype 1:8ed3 <<PATCH\nok\nb\xffd\nPATCH\nadd EOF <<EOF\n\xc3\nEOF\n",
+	"in a\ntype 1:8ed3 \"X\"\nrm\nnew n\ntype \"x\"\nadd 1:8ed3 \"y\"\n",
+	"in a\ntype 4:8ed3..2:f44e \"x\"\ntype 2:8ed3..2:f44e \"y\"\n",
 }
 
 func FuzzParse(f *testing.F) {

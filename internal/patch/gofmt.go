@@ -54,7 +54,7 @@ func (pl *plan) gofmt() []FormatRows {
 		fr := FormatRows{Path: f.path, Rows: []rows.Record{}}
 		for _, c := range cs {
 			for l := c.na + 1; l <= c.na+c.nn; l++ {
-				fr.Rows = append(fr.Rows, rows.Record{Line: l, Hash: rows.Hash(x.Text(l)), Text: string(x.Text(l))})
+				fr.Rows = append(fr.Rows, rows.ClampedRecord(l, x.Text(l)))
 			}
 		}
 		out = append(out, fr)

@@ -30,6 +30,9 @@ ends of a range, or another target of the script); otherwise the script is
 rejected with the current rows around the place, ready for the next
 script. Every changed Go, Python, JavaScript/TypeScript or JSON file must
 still parse (unless it did not before). All files are written at once, or
-none, through a journal: after a crash the next rowkit run in the
-workspace (or rowkit recover) completes or rolls back the whole script.
+none, through a journal: after a crash the next edit in the workspace (or
+rowkit recover) completes or rolls back the whole script. One edit commits
+at a time in a workspace (another waits up to 10 s), and a file another
+writer changed meanwhile is never overwritten: the script is rejected
+row-stale with the file's fresh rows.
 `

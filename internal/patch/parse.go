@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/rowkit/rowkit/internal/rows"
 )
@@ -101,7 +102,7 @@ type Failure struct {
 
 // Line is the failure's first line: OP: command N, path "PATH", reason REASON: MESSAGE.
 func (f *Failure) Line() string {
-	return fmt.Sprintf("%s: command %d, path %s, reason %s: %s", f.Op, f.Command, strconv.Quote(f.Path), f.Reason, f.Message)
+	return fmt.Sprintf("%s: command %d, path %s, reason %s: %s", f.Op, f.Command, quoteClamped(f.Path), f.Reason, f.Message)
 }
 
 // Parse parses an HPATCH/2 script. It reports every syntax error it finds,
@@ -182,6 +183,7 @@ func (p *parser) run() {
 			if !closed {
 				hereErr = joinReason(hereErr, fmt.Sprintf("the heredoc opened on script line %d is never closed by a line %s", cmd.Line, marker))
 			}
+			hereErr = joinReason(hereErr, bodyEncoding(body, cmd.Line+1))
 		}
 		cmd.Kind = kind(verb)
 		fail := func(reason, msg string) {
@@ -219,10 +221,27 @@ func (p *parser) run() {
 }
 
 func joinReason(a, b string) string {
-	if a == "" {
+	switch {
+	case a == "":
 		return b
+	case b == "":
+		return a
 	}
 	return a + "; " + b
+}
+
+// bodyEncoding says where a heredoc body that starts on script line first
+// stops being UTF-8, or "" when it is valid. A value is written into a
+// file byte for byte, and a file that is not UTF-8 is one rowkit can no
+// longer read or edit, so such a body is a syntax error of the script.
+func bodyEncoding(body string, first int) string {
+	if utf8.ValidString(body) {
+		return ""
+	}
+	off := rows.FirstInvalid([]byte(body))
+	line := first + strings.Count(body[:off], "\n")
+	col := off - (strings.LastIndexByte(body[:off], '\n') + 1) + 1
+	return fmt.Sprintf("the <<PATCH body is not UTF-8: script line %d, byte %d; files must stay UTF-8 text", line, col)
 }
 
 func isVerb(v string) bool {
@@ -293,7 +312,7 @@ func tokenize(s string) ([]token, string) {
 			}
 			if n < len(s) && s[n] != ' ' && s[n] != '\t' {
 				toks = append(toks, token{text: s[:n], str: true, val: val})
-				return toks, fmt.Sprintf("a quoted string must be followed by a space or the end of the line, not %q", s[n:])
+				return toks, fmt.Sprintf("a quoted string must be followed by a space or the end of the line, not %s", quoteClamped(s[n:]))
 			}
 			toks = append(toks, token{text: s[:n], str: true, val: val})
 			s = s[n:]
@@ -414,14 +433,14 @@ func (p *parser) command(cmd *Command, verb, rest string, toks []token) (reason,
 		if verb == "" {
 			return ReasonSyntax, "empty command"
 		}
-		return ReasonSyntax, fmt.Sprintf("unknown command %q; commands are in, new, mv, rm, type and add", verb)
+		return ReasonSyntax, fmt.Sprintf("unknown command %s; commands are in, new, mv, rm, type and add", quoteClamped(verb))
 	}
 	if len(toks) == 0 {
 		return ReasonSyntax, verb + " needs a value: a JSON string or <<PATCH"
 	}
 	last := toks[len(toks)-1]
 	if !last.str {
-		return ReasonSyntax, fmt.Sprintf("%s must end with its value, a JSON string or <<PATCH (got %q)", verb, last.text)
+		return ReasonSyntax, fmt.Sprintf("%s must end with its value, a JSON string or <<PATCH (got %s)", verb, quoteClamped(last.text))
 	}
 	cmd.Value = last.val
 	ops := toks[:len(toks)-1]
@@ -501,21 +520,18 @@ func parseTarget(verb string, ops []token) (Target, string, string) {
 			ra, err1 := rows.ParseRef(a)
 			rb, err2 := rows.ParseRef(b)
 			if err1 != nil || err2 != nil {
-				return t, ReasonSyntax, fmt.Sprintf("malformed range %q; want LINE:HASH..LINE:HASH", first.text)
+				return t, ReasonSyntax, fmt.Sprintf("malformed range %s; want LINE:HASH..LINE:HASH", quoteClamped(first.text))
 			}
-			if rb.Line < ra.Line {
-				return t, ReasonTargetOrder, fmt.Sprintf("the range %s ends before it starts", first.text)
-			}
-			if rb.Line == ra.Line && rb.Hash != ra.Hash {
-				return t, ReasonTargetOrder, fmt.Sprintf("the range %s names line %d with two different hashes", first.text, ra.Line)
-			}
+			// The order is judged on the rows the range resolves to
+			// (plan.go), not on the numbers as written: a range whose
+			// rows are stale gets the current rows, not target-order.
 			t.Kind = TargetRows
 			t.Span = rows.Span{Start: ra, End: rb}
 			return t, "", ""
 		}
 		r, err := rows.ParseRef(first.text)
 		if err != nil {
-			return t, ReasonSyntax, fmt.Sprintf("malformed target %q; want LINE:HASH, LINE:HASH..LINE:HASH, \"TEXT\" or EOF", first.text)
+			return t, ReasonSyntax, fmt.Sprintf("malformed target %s; want LINE:HASH, LINE:HASH..LINE:HASH, \"TEXT\" or EOF", quoteClamped(first.text))
 		}
 		if len(ops) == 1 {
 			t.Kind = TargetRows
@@ -551,13 +567,11 @@ func parseTarget(verb string, ops []token) (Target, string, string) {
 		if ct.str {
 			return t, ReasonSyntax, "too many operands: a text target is \"TEXT\" [N], followed by one value"
 		}
+		// Whatever stands between the text and the value is the count.
 		t.CountText = ct.text
 		n, err := strconv.Atoi(ct.text)
-		if err != nil || n < 1 || n > maxCount || ct.text[0] == '0' || ct.text[0] == '+' || ct.text[0] == '-' {
-			if !digits(ct.text) && !(len(ct.text) > 1 && (ct.text[0] == '-' || ct.text[0] == '+') && digits(ct.text[1:])) {
-				return t, ReasonSyntax, fmt.Sprintf("unexpected operand %q after the text target; a count N is a positive number", ct.text)
-			}
-			return t, ReasonInvalidCount, fmt.Sprintf("the count %s is not a number from 1 to %d without leading zeros", ct.text, maxCount)
+		if err != nil || n < 1 || n > maxCount || !digits(ct.text) || ct.text[0] == '0' {
+			return t, ReasonInvalidCount, fmt.Sprintf("the count %s is not a number from 1 to %d without leading zeros; a text target is [LINE:HASH] \"TEXT\" [N]", quoteClamped(ct.text), maxCount)
 		}
 		t.Count = n
 		i++

@@ -2,6 +2,7 @@ package patch
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -32,6 +33,8 @@ type fileState struct {
 	base   []byte
 	idx    *rows.Index
 	hashes []uint16
+	byHash *hashIndex
+	rec    *recorder // the baseline's records
 	mode   fs.FileMode
 
 	created bool // by new
@@ -77,8 +80,10 @@ type plan struct {
 	fails []Failure
 }
 
-// build resolves a parsed script against the workspace.
-func build(ws files, s *Script) *plan {
+// build resolves a parsed script against the workspace. It stops with
+// ctx's error between commands and files: a target's search is linear in
+// its file, but a script may hold many.
+func build(ctx context.Context, ws files, s *Script) (*plan, error) {
 	pl := &plan{}
 	byPath := map[string]*fileState{}   // live files by current clean path
 	byTarget := map[string]*fileState{} // every file by canonical target at the start
@@ -117,6 +122,9 @@ func build(ws files, s *Script) *plan {
 		return "", "", false
 	}
 	for i := range s.Commands {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		c := &s.Commands[i]
 		switch c.Kind {
 		case kindIn:
@@ -179,6 +187,19 @@ func build(ws files, s *Script) *plan {
 				cur = nil
 				continue
 			}
+			if len(cur.pending) > 0 {
+				// Deleting the file would drop the content the script
+				// gave it; pending content is never discarded silently.
+				var ns []int
+				for _, p := range cur.pending {
+					ns = append(ns, p.cmd.N)
+				}
+				which := "the edit of command " + joinLines(ns, 5)
+				if len(ns) > 1 {
+					which = "the edits of commands " + joinLines(ns, 5)
+				}
+				fail(c, cur.path, ReasonConflict, fmt.Sprintf("rm would discard %s to %s: remove those edits or the rm", which, cur.path), nil)
+			}
 			cur.deleted = true
 			delete(byPath, cur.path)
 			cur = nil
@@ -186,11 +207,19 @@ func build(ws files, s *Script) *plan {
 			if cur == nil || cur.broken {
 				continue
 			}
+			if cur.created && (c.Target.Kind == TargetRows || c.Target.Kind == TargetText) {
+				fail(c, cur.path, ReasonInitialization, fmt.Sprintf("%s is created by this script (command %d) and has no rows or text to target: a new file takes its content from type VALUE, directly after new PATH", cur.path, cur.selCmd), nil)
+				continue
+			}
 			cur.pending = append(cur.pending, &pending{cmd: c, path: cur.path})
 		}
 	}
 	for _, f := range pl.files {
-		pl.fails = append(pl.fails, f.resolve()...)
+		fails, err := f.resolve(ctx)
+		if err != nil {
+			return nil, err
+		}
+		pl.fails = append(pl.fails, fails...)
 	}
 	sort.SliceStable(pl.fails, func(i, j int) bool { return pl.fails[i].Command < pl.fails[j].Command })
 	if len(pl.fails) == 0 {
@@ -198,7 +227,7 @@ func build(ws files, s *Script) *plan {
 			f.render()
 		}
 	}
-	return pl
+	return pl, nil
 }
 
 // pathMessage is the one-line explanation of a workspace error.
@@ -207,6 +236,13 @@ func pathMessage(err error) string {
 		return e.Msg + " (" + e.Code + ")"
 	}
 	return err.Error()
+}
+
+func (f *fileState) hashIndex() *hashIndex {
+	if f.byHash == nil {
+		f.byHash = newHashIndex(f.lineHashes())
+	}
+	return f.byHash
 }
 
 func (f *fileState) lineHashes() []uint16 {
@@ -234,7 +270,7 @@ func refsOf(t *Target) []refUse {
 
 // resolve turns the file's pending commands into edits against its
 // baseline, and checks that the edits do not conflict.
-func (f *fileState) resolve() []Failure {
+func (f *fileState) resolve(ctx context.Context) ([]Failure, error) {
 	var fails []Failure
 	fail := func(p *pending, reason, msg string, rs []rows.Record) {
 		fails = append(fails, Failure{Command: p.cmd.N, Op: p.cmd.Op(), Path: p.path, Reason: reason, Message: msg, Rows: rs})
@@ -260,6 +296,9 @@ func (f *fileState) resolve() []Failure {
 		}
 	}
 	for seq, p := range f.pending {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		c := p.cmd
 		d, ok := shift[p]
 		if refsOf(&c.Target) != nil && !ok {
@@ -280,6 +319,10 @@ func (f *fileState) resolve() []Failure {
 			f.eof = &edit{cmd: c, path: p.path, value: c.Value, seq: seq}
 		case c.Target.Kind == TargetRows:
 			a, b := c.Target.Span.Start.Line+d, c.Target.Span.End.Line+d
+			if b < a {
+				fail(p, ReasonTargetOrder, fmt.Sprintf("the range %s ends before it starts: its rows are lines %d and %d", c.Target.Span, a, b), f.context(b, a, 0))
+				continue
+			}
 			if c.Kind == kindAdd {
 				f.edits = append(f.edits, &edit{cmd: c, path: p.path, start: x.Start(a), end: x.Start(a), value: addValue(c.Value, x, a), insert: true, seq: seq, startLine: a, endLine: a})
 				continue
@@ -307,7 +350,7 @@ func (f *fileState) resolve() []Failure {
 	if len(fails) == 0 {
 		fails = append(fails, f.conflicts()...)
 	}
-	return fails
+	return fails, nil
 }
 
 // typeValue applies the terminator rule of a row replacement: a value that

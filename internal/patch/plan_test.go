@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,7 +37,11 @@ func planFor(t *testing.T, root *workspace.Root, script string) *plan {
 	if len(fails) > 0 {
 		t.Fatalf("parse: %+v", fails)
 	}
-	return build(root, s)
+	pl, err := build(context.Background(), root, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl
 }
 
 // ref returns LINE:HASH of text at line.
@@ -132,7 +137,10 @@ func TestResolveFailures(t *testing.T) {
 		want   []wantFail
 		rows   string // lines of the first failure's repair rows, comma separated
 	}{
-		{"row missing", "in f.txt\ntype 9:8ed3 \"x\"\n", []wantFail{{2, ReasonRowMissing, "past the end"}}, "1,2,3,4"},
+		{"row missing", "in f.txt\ntype 9:0000 \"x\"\n", []wantFail{{2, ReasonRowMissing, "past the end: the file has 4 lines; no line has hash 0000"}}, "2,3,4"},
+		{"past the end, hash elsewhere", "in f.txt\ntype 9:8ed3 \"x\"\n", []wantFail{{2, ReasonRowStale, "9:8ed3 is past the end: the file has 4 lines; its hash is on line 1 only"}}, "1,2,3,4"},
+		{"past the end, hash twice", "in f.txt\nadd 7:f44e \"x\"\n", []wantFail{{2, ReasonRowStale, "its hash is on 2 lines (2, 4)"}}, "2,3,4"},
+		{"range past the end, one end nowhere", "in f.txt\ntype 5:8ed3..6:0000 \"x\"\n", []wantFail{{2, ReasonRowMissing, "6:0000 is past the end"}}, "1,2,3,4"},
 		{"row stale", "in f.txt\ntype 2:8ed3 \"x\"\n", []wantFail{{2, ReasonRowStale, "line 2 is now 2:f44e"}}, "1,2,3,4"},
 		{"stale with twins", "in f.txt\ntype 1:f44e \"x\"\n", []wantFail{{2, ReasonRowStale, "on 2 lines (2, 4)"}}, "1,2,3,4"},
 		{"too few matches", "in f.txt\ntype \"beta\" 3 \"x\"\n", []wantFail{{2, ReasonOccurrence, "occurs 2 times in the file, 3 wanted"}}, "2,4"},
@@ -150,9 +158,20 @@ func TestResolveFailures(t *testing.T) {
 		{"new under a file", "new g.txt/x\n", []wantFail{{1, ReasonFilePath, "not a directory"}}, ""},
 		{"in after rm", "in g.txt\nrm\nin g.txt\n", []wantFail{{3, ReasonFilePath, "moved or deleted"}}, ""},
 		{"new twice", "new n.txt\nnew n.txt\n", []wantFail{{2, ReasonFilePath, "taken"}}, ""},
-		{"rows in a new file", "new n.txt\ntype 1:8ed3 \"x\"\n", []wantFail{{2, ReasonRowMissing, "the file has 0 lines"}}, ""},
-		{"row and text failures together", "in f.txt\ntype 7:8ed3 \"x\"\nin g.txt\ntype \"zzz\" \"y\"\nin f.txt\ntype 3:0000 \"z\"\n",
-			[]wantFail{{2, ReasonRowMissing, ""}, {4, ReasonOccurrence, ""}, {6, ReasonRowStale, ""}}, "1,2,3,4"},
+		{"rows in a new file", "new n.txt\ntype 1:8ed3 \"x\"\n", []wantFail{{2, ReasonInitialization, "n.txt is created by this script (command 1) and has no rows or text to target: a new file takes its content from type VALUE"}}, ""},
+		{"text in a new file", "new n.txt\ntype \"x\" \"\"\nadd \"y\" \"z\"\n", []wantFail{{2, ReasonInitialization, "created by this script"}, {3, ReasonInitialization, "created by this script"}}, ""},
+		{"row in a new file after init and mv", "new n.txt\ntype \"alpha\\n\"\nmv m.txt\nadd 1:8ed3 \"x\"\n", []wantFail{{4, ReasonInitialization, "m.txt is created by this script (command 1)"}}, ""},
+		{"new file selected again", "new n.txt\nin g.txt\nin n.txt\ntype 1:8ed3..2:f44e \"x\"\n", []wantFail{{4, ReasonInitialization, "created by this script"}}, ""},
+		{"rm after an edit", "in f.txt\ntype 1:8ed3 \"X\"\nrm\n", []wantFail{{3, ReasonConflict, "rm would discard the edit of command 2 to f.txt"}}, ""},
+		{"rm after edits, selected again", "in f.txt\nadd EOF \"z\"\ntype EOF \"\"\nin g.txt\nin f.txt\nrm\n", []wantFail{{6, ReasonConflict, "the edits of commands 2, 3 to f.txt"}}, ""},
+		{"rm after init", "new n.txt\ntype \"x\"\nrm\n", []wantFail{{3, ReasonConflict, "command 2 to n.txt"}}, ""},
+		{"rm after a moved edit", "in g.txt\ntype " + ref(1, "one") + " \"1\"\nmv h.txt\nrm\n", []wantFail{{4, ReasonConflict, "command 2 to h.txt"}}, ""},
+		{"reversed range", "in f.txt\ntype 3:be9d..1:8ed3 \"x\"\n", []wantFail{{2, ReasonTargetOrder, "the range 3:be9d..1:8ed3 ends before it starts: its rows are lines 3 and 1"}}, "1,2,3"},
+		{"reversed range, stale rows", "in f.txt\ntype 3:f44e..1:be9d \"x\"\n", []wantFail{{2, ReasonRowStale, "3:f44e is stale"}}, "1,2,3,4"},
+		{"reversed range past the end", "in f.txt\ntype 9:0000..2:f44e \"x\"\n", []wantFail{{2, ReasonRowMissing, "9:0000 is past the end"}}, "1,2,3,4"},
+		{"same line, two hashes", "in f.txt\ntype 2:8ed3..2:f44e \"x\"\n", []wantFail{{2, ReasonRowStale, "2:8ed3 is stale: line 2 is now 2:f44e"}}, "1,2,3,4"},
+		{"row and text failures together", "in f.txt\ntype 7:0000 \"x\"\nin g.txt\ntype \"zzz\" \"y\"\nin f.txt\ntype 3:0000 \"z\"\n",
+			[]wantFail{{2, ReasonRowMissing, ""}, {4, ReasonOccurrence, ""}, {6, ReasonRowStale, ""}}, "2,3,4"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -190,6 +209,7 @@ func TestRelocation(t *testing.T) {
 		{"row plus anchored text agree", "type " + r(2) + " \"A\"\ntype " + r(6) + " \"6\" \"six\"\n", "new1\nnew2\nl1\nA\nl3\nl4\nl5\nlsix\nl7\nl8\n", ""},
 		{"single stale row is not enough", "type " + r(2) + " \"A\"\n", "", ReasonRowStale},
 		{"rows that disagree", "type " + r(2) + " \"A\"\ntype " + ref(3, "l7") + " \"B\"\n", "", ReasonRowStale},
+		{"a moved range, reversed", "type " + r(5) + ".." + r(3) + " \"X\"\n", "", ReasonTargetOrder},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

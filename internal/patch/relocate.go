@@ -46,6 +46,34 @@ func parseHash(h string) uint16 {
 	return uint16(v)
 }
 
+// hashIndex lists the lines carrying each hash, built once per file by a
+// counting sort, so that finding where a stale row's hash occurs costs
+// nothing per row: scanning the file for each stale row made a script of k
+// stale rows cost k times the file.
+type hashIndex struct {
+	start []int32 // lines with hash h are lines[start[h]:start[h+1]]
+	lines []int32 // one-based, ascending for each hash
+}
+
+func newHashIndex(hashes []uint16) *hashIndex {
+	x := &hashIndex{start: make([]int32, 1<<16+1), lines: make([]int32, len(hashes))}
+	for _, h := range hashes {
+		x.start[int(h)+1]++
+	}
+	for h := 1; h < len(x.start); h++ {
+		x.start[h] += x.start[h-1]
+	}
+	next := append([]int32(nil), x.start[:1<<16]...)
+	for i, h := range hashes {
+		x.lines[next[h]] = int32(i + 1)
+		next[h]++
+	}
+	return x
+}
+
+// at returns the lines carrying hash h, ascending.
+func (x *hashIndex) at(h uint16) []int32 { return x.lines[x.start[h]:x.start[int(h)+1]] }
+
 // relocate decides, for each target given by its row references, whether it
 // resolves against a file whose lines have the given hashes (hashes[0] is
 // line 1), and with what shift. It implements the rule above; it is a pure
@@ -53,21 +81,38 @@ func parseHash(h string) uint16 {
 func relocate(hashes []uint16, targets [][]refUse) []relocation {
 	out := make([]relocation, len(targets))
 	valid := func(r refUse) bool { return r.line <= len(hashes) && hashes[r.line-1] == r.hash }
-	// unique returns the shift to the only line carrying r's hash, if any.
-	unique := func(r refUse) (int, bool) {
-		at := -1
-		for i, h := range hashes {
-			if h == r.hash {
-				if at >= 0 {
-					return 0, false
-				}
-				at = i + 1
+	// One pass finds where the hashes of the stale rows occur: scanning
+	// the file for each stale row made k stale rows cost k times the file.
+	type seen struct{ line, count int }
+	where := map[uint16]*seen{}
+	for _, refs := range targets {
+		for _, r := range refs {
+			if !valid(r) {
+				where[r.hash] = &seen{}
 			}
 		}
-		if at < 0 {
+	}
+	if len(where) > 0 {
+		var want [1 << 16 / 64]uint64
+		for h := range where {
+			want[h/64] |= 1 << (h % 64)
+		}
+		for i, h := range hashes {
+			if want[h/64]&(1<<(h%64)) != 0 {
+				w := where[h]
+				if w.count++; w.count == 1 {
+					w.line = i + 1
+				}
+			}
+		}
+	}
+	// unique returns the shift to the only line carrying r's hash, if any.
+	unique := func(r refUse) (int, bool) {
+		w := where[r.hash]
+		if w == nil || w.count != 1 {
 			return 0, false
 		}
-		d := at - r.line
+		d := w.line - r.line
 		return d, d != 0 && d >= -relocWindow && d <= relocWindow
 	}
 	proposed := make([]relocation, len(targets))

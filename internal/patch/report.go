@@ -34,34 +34,58 @@ func closing(b rows.Budget, prefix string, n int, what string) rows.Budget {
 	return b
 }
 
+// appendRecords appends rows as they print ("PATH":LINE:HASH TEXT when path
+// is set), each clamped row followed by a line saying so: its text is only
+// the line's start, its hash the whole line's.
+func appendRecords(blk []byte, path string, rs []rows.Record) []byte {
+	for _, r := range rs {
+		r.Path = path
+		blk = rows.AppendRecord(blk, r)
+		blk = appendClampNote(blk, r)
+	}
+	return blk
+}
+
+func appendClampNote(blk []byte, r rows.Record) []byte {
+	if !r.Clamped {
+		return blk
+	}
+	return fmt.Appendf(blk, "[clamped] line %d: %d of %d characters shown; its hash covers the whole line\n", r.Line, rows.MaxLineChars, r.SourceChars)
+}
+
 // FailureReport is each failure's line and its repair rows (verified rows
 // of the file as it is; numbered "N| TEXT" lines of a proposed text that
 // does not parse), under budget b. prefix starts the closing line when the
 // budget cuts the report short (hpatch writes "hpatch: ").
 func FailureReport(fs []Failure, b rows.Budget, prefix string) string {
+	text, _ := failureReport(fs, b, prefix)
+	return text
+}
+
+// failureReport is FailureReport and the number of failures it admitted.
+func failureReport(fs []Failure, b rows.Budget, prefix string) (string, int) {
 	var out bytes.Buffer
 	adm := rows.NewAdmitter(&out, closing(b, prefix, len(fs), "failures"))
 	var blk []byte
 	for i, f := range fs {
 		blk = append(blk[:0], f.Line()...)
 		blk = append(blk, '\n')
-		for _, r := range f.Rows {
-			blk = rows.AppendRow(blk, r.Line, []byte(r.Text))
-		}
+		blk = appendRecords(blk, "", f.Rows)
 		for _, r := range f.Proposed {
 			blk = strconv.AppendInt(blk, int64(r.Line), 10)
 			blk = append(blk, "| "...)
 			blk = append(blk, r.Text...)
 			blk = append(blk, '\n')
+			blk = appendClampNote(blk, r)
 		}
 		if ok, _ := adm.Admit(blk); !ok {
 			adm.Flush()
 			out.WriteString(prefix + leftOut(b, adm.Report().Bytes, len(fs)-i, "failures"))
-			return out.String()
+			return out.String(), i
 		}
 	}
 	adm.Flush()
-	return out.String()
+	return out.String(), len(fs)
 }
 
 // Text is what a model reads of a script's outcome, as hpatch prints it:
@@ -92,14 +116,48 @@ func Text(res *Result, err error, b rows.Budget, name string) string {
 // dry run, or the file actions and the rows at each edit's edges (and
 // gofmt's rows), under budget b.
 func Report(res *Result, b rows.Budget) string {
+	text, _ := report(res, b)
+	return text
+}
+
+// kept is how much of a Result a text report admitted.
+type kept struct {
+	edits, gofmt, diffBytes int
+}
+
+// diffReport admits the diff line by line: a diff is as long as the change,
+// and its lines (clamped like rows, diff.go) are the unit a reader can use.
+// It returns the text and how many bytes of the diff it kept.
+func diffReport(diff string, b rows.Budget) (string, int) {
+	var out bytes.Buffer
+	adm := rows.NewAdmitter(&out, closing(b, "", strings.Count(diff, "\n")+1, "diff lines"))
+	for at := 0; at < len(diff); {
+		end := strings.IndexByte(diff[at:], '\n') + 1
+		if end == 0 {
+			end = len(diff) - at
+		}
+		if ok, _ := adm.Admit([]byte(diff[at : at+end])); !ok {
+			adm.Flush()
+			out.WriteString(leftOut(b, adm.Report().Bytes, strings.Count(diff[at:], "\n"), "diff lines"))
+			return out.String(), at
+		}
+		at += end
+	}
+	adm.Flush()
+	return out.String(), len(diff)
+}
+
+func report(res *Result, b rows.Budget) (string, kept) {
+	all := kept{len(res.Edits), len(res.Gofmt), len(res.Diff)}
 	switch res.Status {
 	case StatusDryRun:
 		if res.Diff == "" {
-			return "dry run: no change\n"
+			return "dry run: no change\n", all
 		}
-		return boundDiff(res.Diff, b)
+		text, n := diffReport(res.Diff, b)
+		return text, kept{all.edits, all.gofmt, n}
 	case StatusUnchanged:
-		return "unchanged: every edit leaves its file as it was\n"
+		return "unchanged: every edit leaves its file as it was\n", all
 	}
 	var out bytes.Buffer
 	adm := rows.NewAdmitter(&out, closing(b, "", len(res.Files)+len(res.Edits)+len(res.Gofmt), "file actions"))
@@ -126,45 +184,58 @@ func Report(res *Result, b rows.Budget) string {
 	}
 	if ok, _ := adm.Admit(blk); !ok {
 		// Too many files to list: the summary line alone.
-		return fmt.Sprintf("applied: %s\n", strings.Join(parts, ", ")) + leftOut(b, adm.Report().Bytes, len(res.Files), "file actions")
+		return fmt.Sprintf("applied: %s\n", strings.Join(parts, ", ")) + leftOut(b, adm.Report().Bytes, len(res.Files), "file actions"), kept{}
 	}
 	for i, e := range res.Edits {
 		blk = fmt.Appendf(blk[:0], "command %d %s:\n", e.Command, e.Op)
-		for _, r := range e.Rows {
-			blk = rows.AppendPrinted(blk, rows.Row{Path: e.Path, Line: r.Line, Text: []byte(r.Text)})
-		}
+		blk = appendRecords(blk, e.Path, e.Rows)
 		if ok, _ := adm.Admit(blk); !ok {
 			adm.Flush()
 			out.WriteString(leftOut(b, adm.Report().Bytes, len(res.Edits)-i, "edits"))
-			return out.String()
+			return out.String(), kept{i, 0, all.diffBytes}
 		}
 	}
 	for i, g := range res.Gofmt {
 		blk = append(blk[:0], "gofmt:\n"...)
-		for _, r := range g.Rows {
-			blk = rows.AppendPrinted(blk, rows.Row{Path: g.Path, Line: r.Line, Text: []byte(r.Text)})
-		}
+		blk = appendRecords(blk, g.Path, g.Rows)
 		if ok, _ := adm.Admit(blk); !ok {
 			adm.Flush()
 			out.WriteString(leftOut(b, adm.Report().Bytes, len(res.Gofmt)-i, "gofmt files"))
-			return out.String()
+			return out.String(), kept{all.edits, i, all.diffBytes}
 		}
 	}
 	adm.Flush()
-	return out.String()
+	return out.String(), all
 }
 
-// boundDiff keeps the whole lines of a dry run's diff that fit b's byte
-// ceiling with the closing line that says how many were left out (the
-// diff is not rows: the token rule does not apply to it).
-func boundDiff(diff string, b rows.Budget) string {
-	if b.MaxBytes <= 0 || len(diff) <= b.MaxBytes-b.Reserve {
-		return diff
+// Within renders res as text under budget b (FailureReport for a script
+// with failures, with prefix; Report otherwise) and cuts res's failures,
+// edits, gofmt rows and diff to what that text admitted, recording the rest
+// in Truncated: a structured result then says no more than its text, and
+// is bounded as it is (the MCP edit tool sends both).
+func (res *Result) Within(b rows.Budget, prefix string) string {
+	var t Truncation
+	if res.Truncated != nil {
+		t = *res.Truncated
 	}
-	lines := strings.Count(diff, "\n")
-	room := closing(b, "", lines, "diff lines")
-	keep := strings.LastIndexByte(diff[:max(room.MaxBytes-room.Reserve, 0)], '\n') + 1
-	return diff[:keep] + leftOut(b, true, lines-strings.Count(diff[:keep], "\n"), "diff lines")
+	var text string
+	if len(res.Failures) > 0 {
+		var n int
+		text, n = failureReport(res.Failures, b, prefix)
+		t.Failures += len(res.Failures) - n
+		res.Failures = res.Failures[:n]
+	} else {
+		var k kept
+		text, k = report(res, b)
+		t.Edits += len(res.Edits) - k.edits
+		t.Gofmt += len(res.Gofmt) - k.gofmt
+		t.DiffBytes += len(res.Diff) - k.diffBytes
+		res.Edits, res.Gofmt, res.Diff = res.Edits[:k.edits], res.Gofmt[:k.gofmt], res.Diff[:k.diffBytes]
+	}
+	if t != (Truncation{}) {
+		res.Truncated = &t
+	}
+	return text
 }
 
 // Bounds limit what a Result lists, for a caller that must not exceed a

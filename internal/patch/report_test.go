@@ -1,6 +1,9 @@
 package patch
 
 import (
+	"context"
+	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -53,4 +56,82 @@ func TestLanguageNamesEveryCommand(t *testing.T) {
 			t.Errorf("Language does not describe %q", verb)
 		}
 	}
+}
+
+// A line of 20 MB: the rejection's repair rows, the dry run's diff and an
+// applied edit's edge rows each show it clamped, with the whole line's
+// hash, and the text and structured results stay within the budget. (A
+// rejection against a 100 MB line answered 100 MB; a dry run on a 200 MB
+// line 629 MB.) The engine allocates a small multiple of the file, not of
+// its results.
+func TestHugeLineResultsAreBounded(t *testing.T) {
+	huge := strings.Repeat("x", 20<<20)
+	file := "alpha\n" + huge + "\nomega\n"
+	hugeRef := ref(2, huge)
+	cases := []struct {
+		name, script string
+		opts         Options
+		status       string
+	}{
+		{"rejection", "in f.txt\ntype 3:0000 \"x\"\n", Options{}, StatusRejected},
+		{"dry run", "in f.txt\ntype " + hugeRef + " \"y" + strings.Repeat("z", 5000) + "\"\n", Options{DryRun: true}, StatusDryRun},
+		{"applied", "in f.txt\nadd 3:" + rows.Hash([]byte("omega")) + " \"new\"\n", Options{}, StatusApplied},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root := workspaceWith(t, map[string]string{"f.txt": file})
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			res, _ := Apply(context.Background(), root, c.script, c.opts)
+			runtime.ReadMemStats(&after)
+			if res == nil || res.Status != c.status {
+				t.Fatalf("%+v", res)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(6*len(file)) {
+				t.Errorf("allocated %d bytes for a %d-byte file", alloc, len(file))
+			}
+			full, _ := json.Marshal(res)
+			text := res.Within(rows.DefaultBudget, "edit: ")
+			bounded, _ := json.Marshal(res)
+			if n := rows.CountTokens(text); n > rows.DefaultBudget.Ceiling+200 {
+				t.Errorf("text of %d tokens", n)
+			}
+			if len(full) > 64<<10 || len(bounded) > 64<<10 {
+				t.Errorf("structured result of %d bytes (%d bounded)", len(full), len(bounded))
+			}
+			var seen bool
+			for _, r := range allRecords(res) {
+				if r.Line == 2 && r.Hash == hugeRef[2:] {
+					seen = true
+					if !r.Clamped || r.SourceChars != len(huge) || len(r.Text) != rows.MaxLineChars {
+						t.Errorf("row 2: clamped %v, %d chars, text of %d", r.Clamped, r.SourceChars, len(r.Text))
+					}
+				}
+			}
+			if c.status != StatusDryRun && !seen {
+				t.Errorf("row %s not in the result: %s", hugeRef, bounded)
+			}
+			if c.status != StatusDryRun && !strings.Contains(text, hugeRef+" xxxx") {
+				t.Errorf("text does not name row %s: %.300s", hugeRef, text)
+			}
+			if c.status != StatusDryRun && !strings.Contains(text, "[clamped] line 2: 2000 of 20971520 characters shown") {
+				t.Errorf("text: %.500s", text)
+			}
+			if c.status == StatusDryRun && !strings.Contains(res.Diff, "\n\\ clamped: 2000 of 20971520 characters shown\n+y") {
+				t.Errorf("diff: %.300s", res.Diff)
+			}
+		})
+	}
+}
+
+func allRecords(res *Result) []rows.Record {
+	var out []rows.Record
+	for _, f := range res.Failures {
+		out = append(out, f.Rows...)
+	}
+	for _, e := range res.Edits {
+		out = append(out, e.Rows...)
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package patch
 
 import (
 	"github.com/rowkit/rowkit/internal/rows"
+	"github.com/rowkit/rowkit/internal/txn"
 )
 
 // Result statuses.
@@ -16,12 +17,15 @@ const (
 // Result is what a script did, or why it did nothing. The CLI's --json and
 // the MCP edit tool's structuredContent are this value.
 type Result struct {
-	Status   string       `json:"status" jsonschema:"applied; unchanged (every edit was a no-op); dry-run (nothing written); rejected (nothing written, see failures); failed (the commit failed and was rolled back)"`
+	Status   string       `json:"status" jsonschema:"applied; unchanged (every edit was a no-op); dry-run (nothing written); rejected (nothing written, see failures); failed (the commit failed: rolled back, or the error says where each file stands)"`
 	Files    []FileAction `json:"files" jsonschema:"the net file actions, in script order"`
 	Edits    []EditRows   `json:"edits,omitempty" jsonschema:"for each edit, the current verified rows at its edges: the surviving neighbours and the first and last rows of the new text"`
 	Gofmt    []FormatRows `json:"gofmt,omitempty" jsonschema:"with the gofmt option: for each Go file it formatted, the rows gofmt wrote differently from the script's text"`
 	Failures []Failure    `json:"failures,omitempty" jsonschema:"why the script was rejected, every independent reason at once"`
 	Diff     string       `json:"diff,omitempty" jsonschema:"dry-run only: the unified diff of every change"`
+	// Recovery is set when a transaction a crash left pending was settled
+	// before the script ran.
+	Recovery *txn.Recovery `json:"recovery,omitempty" jsonschema:"set when a transaction an interrupted run left pending in the workspace was settled before this script ran"`
 	// Truncated is set only by Bound, for callers bounded in size.
 	Truncated *Truncation `json:"truncated,omitempty" jsonschema:"what a size bound left out of the lists above; absent when nothing was"`
 }

@@ -6,8 +6,9 @@
 // its own process group. Stopping it (context cancelled, timeout, or Stop)
 // sends SIGTERM to the whole group, then SIGKILL after a grace period; when
 // the leader exits, whatever is left of its group is killed too, so no
-// grandchild outlives the call. Output goes to bounded writers (Capture,
-// Limit) or to a pipe the caller reads.
+// grandchild outlives the call. Every process gets SIGKILL when this
+// process dies, however it dies (Pdeathsig). Output goes to bounded writers
+// (Capture, Limit) or to a pipe the caller reads.
 package proc
 
 import (
@@ -18,10 +19,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // DefaultGrace is how long a stopped group has between SIGTERM and SIGKILL.
@@ -59,6 +62,22 @@ type Spec struct {
 	// Stdout and Stderr receive the streams. A nil Stdout gives the caller
 	// a pipe instead (Process.Stdout); a nil Stderr discards.
 	Stdout, Stderr io.Writer
+
+	// ExtraFiles are open files the process inherits as descriptors 3,
+	// 4, ...: a caller that checked a file hands over the very file it
+	// checked (as /dev/fd/N), so that a file swapped in later is never
+	// what the program opens.
+	ExtraFiles []*os.File
+
+	// MaxMemory bounds the process's address space (RLIMIT_AS), in bytes;
+	// 0: no bound. Allocations past it fail (a Rust program aborts with
+	// "memory allocation of N bytes failed"). Go cannot set a limit for
+	// the child alone before exec (SysProcAttr has no rlimit field, and
+	// setting the parent's own limit around the fork would bind every
+	// goroutine of this process too), so it is set with prlimit(2) right
+	// after the exec, before the program has read any input: it can grow
+	// no further from then on.
+	MaxMemory int64
 
 	Timeout time.Duration // 0: none
 	Grace   time.Duration // SIGTERM to SIGKILL; 0: DefaultGrace
@@ -105,7 +124,7 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	}
 	path := s.Path
 	if !strings.Contains(path, "/") {
-		p, ok := lookPath(path, s.Env)
+		p, ok := LookPath(path, s.Env)
 		if !ok {
 			return nil, fmt.Errorf("%s: %w", s.Path, ErrNotFound)
 		}
@@ -116,7 +135,8 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 		cmd.Env = []string{} // never the caller's environment by accident
 	}
 	cmd.Stdin = s.Stdin
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.ExtraFiles = s.ExtraFiles
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	p := &Process{cmd: cmd, grace: s.Grace, exited: make(chan struct{}), done: make(chan struct{})}
 	if p.grace <= 0 {
 		p.grace = DefaultGrace
@@ -169,7 +189,7 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 		return nil, err
 	}
 	p.start = time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := startLocked(cmd); err != nil {
 		closeAll()
 		if p.Stdout != nil {
 			p.Stdout.Close()
@@ -178,6 +198,19 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	}
 	for _, f := range parentEnds {
 		f.Close()
+	}
+	if s.MaxMemory > 0 {
+		if err := limitMemory(cmd.Process.Pid, s.MaxMemory); err != nil {
+			// An unbounded process is what the caller meant to prevent.
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+			p.copying.Wait()
+			closeAll()
+			if p.Stdout != nil {
+				p.Stdout.Close()
+			}
+			return nil, fmt.Errorf("proc: limiting the memory of %s: %w", s.Path, err)
+		}
 	}
 	go func() {
 		p.waitErr = cmd.Wait()
@@ -217,11 +250,11 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	return p, nil
 }
 
-// lookPath finds name on the PATH of env, the process's environment to be,
+// LookPath finds name on the PATH of env, the process's environment to be,
 // not on this process's own PATH. Entries that are not absolute are
 // skipped, as exec.LookPath refuses what they find: a program from the
 // directory being searched must never run by accident.
-func lookPath(name string, env []string) (string, bool) {
+func LookPath(name string, env []string) (string, bool) {
 	var path string
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
@@ -238,6 +271,45 @@ func lookPath(name string, env []string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// Pdeathsig is sent when the thread that forked the child exits, not the
+// process: Go may fork from any thread, and a thread exits when a
+// goroutine that locked it returns without unlocking, which would kill
+// children that should live on. So every child is forked from one
+// goroutine locked to its thread for the life of the process.
+var (
+	starts    = make(chan startRequest)
+	startOnce sync.Once
+)
+
+type startRequest struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func startLocked(cmd *exec.Cmd) error {
+	startOnce.Do(func() { go starter() })
+	r := startRequest{cmd, make(chan error, 1)}
+	starts <- r
+	return <-r.done
+}
+
+func starter() {
+	runtime.LockOSThread() // never unlocked: the thread lives as long as the process
+	for r := range starts {
+		r.done <- r.cmd.Start()
+	}
+}
+
+// limitMemory sets pid's RLIMIT_AS, soft and hard, to n bytes.
+func limitMemory(pid int, n int64) error {
+	lim := syscall.Rlimit{Cur: uint64(n), Max: uint64(n)}
+	_, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, uintptr(pid), uintptr(syscall.RLIMIT_AS), uintptr(unsafe.Pointer(&lim)), 0, 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
 }
 
 // Pid returns the process id, which is also its group id.

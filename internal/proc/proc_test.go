@@ -193,3 +193,39 @@ func TestEnvLookup(t *testing.T) {
 		t.Errorf("Env(nil) = %q", got)
 	}
 }
+
+// MaxMemory binds the started program: the limit is in its own
+// /proc/PID/limits, an allocation past it fails in the program while the
+// same allocation succeeds without it, and this process's limit is
+// untouched.
+func TestMaxMemory(t *testing.T) {
+	const limit = 256 << 20
+	alloc := `import sys
+print(open("/proc/self/limits").read(), flush=True)
+try:
+    b = bytearray(512 << 20)
+    print("allocated")
+except MemoryError:
+    print("MemoryError")
+`
+	run := func(max int64) string {
+		out := NewCapture(1 << 16)
+		res, err := Run(context.Background(), Spec{Path: "python3", Args: []string{"-c", alloc}, Dir: "/", Env: Env(os.LookupEnv, []string{"PATH"}), Stdout: out, MaxMemory: max})
+		if err != nil || res.Exit != 0 {
+			t.Fatalf("%+v %v", res, err)
+		}
+		s, _ := out.Result()
+		return s
+	}
+	limited := run(limit)
+	if !strings.Contains(limited, "MemoryError") || !strings.Contains(limited, "Max address space         268435456            268435456") {
+		t.Errorf("limited:\n%s", limited)
+	}
+	if free := run(0); !strings.Contains(free, "allocated") {
+		t.Errorf("unlimited:\n%s", free)
+	}
+	var own syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &own); err != nil || own.Cur == limit {
+		t.Errorf("this process's limit changed: %+v %v", own, err)
+	}
+}

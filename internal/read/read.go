@@ -72,6 +72,33 @@ func Read(ctx context.Context, root *workspace.Root, in Input, opts Options) (*R
 	return r.res, nil
 }
 
+// Refused is the Result of a request that the caller's own confinement
+// refused before the reader could run (the MCP server finding which of its
+// roots a path lies in), in the reader's vocabulary and shape, so that one
+// condition has one code: the input is checked as Read checks it
+// (INVALID_INPUT), a path outside (outside_workspace) is
+// OUTSIDE_ALLOWED_ROOTS and a path that cannot name a file (not_found)
+// NOT_FOUND, with err's message.
+func Refused(in Input, err error) (*Result, error) {
+	r := &reader{in: in, lim: Limits{}.withDefaults()}
+	r.res = &Result{Tool: "read", Notes: []Note{}}
+	if verr := r.validate(); verr != nil {
+		return r.res, r.fail(verr.(*failure))
+	}
+	msg := err.Error()
+	if e, ok := errs.As(err); ok {
+		msg = e.Msg
+	}
+	code, phase := CodeInvalidInput, PhaseInput
+	switch errs.Code(err) {
+	case errs.Outside:
+		code, phase = CodeOutside, PhaseResolve
+	case errs.NotFound:
+		code, phase = CodeNotFound, PhaseResolve
+	}
+	return r.res, r.fail(r.failf(code, phase, nil, "%s", msg))
+}
+
 type reader struct {
 	ctx   context.Context
 	root  *workspace.Root
@@ -543,7 +570,7 @@ func (r *reader) verify(f *os.File, sc *scanResult) error {
 	if err != nil {
 		return changed("the path no longer resolves")
 	}
-	again, err := os.Lstat(filepath.Join(r.root.Dir(), target))
+	again, err := r.root.FS().Lstat(target)
 	if err != nil || !os.SameFile(again, now) {
 		return changed("the path now names another file")
 	}

@@ -2,9 +2,7 @@ package read
 
 import (
 	"io"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -27,7 +25,7 @@ func suggest(root *workspace.Root, clean string, max int) ([]string, bool) {
 		if err != nil {
 			break
 		}
-		fi, err := os.Stat(filepath.Join(root.Dir(), target))
+		fi, err := root.FS().Stat(target)
 		if err != nil || !fi.IsDir() {
 			break
 		}

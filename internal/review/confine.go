@@ -39,6 +39,10 @@ func locate(o Options) (abs, expectTop string, err error) {
 		}
 		return abs, "", nil
 	}
+	// git works by path: the root's path must still name the workspace.
+	if err := o.Root.Check(); err != nil {
+		return "", "", err
+	}
 	root := o.Root.Dir()
 	clean, target, err := o.Root.Resolve(o.Repo)
 	if err != nil {

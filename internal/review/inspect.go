@@ -230,6 +230,12 @@ func Inspect(ctx context.Context, o Options) (*Report, error) {
 	if _, err := os.Lstat(filepath.Join(repo.top, ".gitmodules")); err == nil || gitlink {
 		r.warn("W_SUBMODULES", "the repository has submodules; their contents are not inspected (only a changed submodule commit is reported)", "")
 	}
+	if o.Root != nil && len(o.Validations) > 0 {
+		// Validations run by path: not in whatever replaced the root.
+		if err := o.Root.Check(); err != nil {
+			return nil, err
+		}
+	}
 	var cut []Truncated
 	r.Validations, cut = runValidations(ctx, o, repo.top)
 	r.OK = true

@@ -37,5 +37,5 @@ func ExampleCollector() {
 	c.Put(rows.Row{Path: "notes.txt", Line: 4, Text: []byte("needle")})
 	fmt.Printf("%+v\n", c.Records[0])
 	// Output:
-	// {Path:notes.txt Line:4 Hash:0988 Text:needle}
+	// {Path:notes.txt Line:4 Hash:0988 Text:needle Clamped:false SourceChars:0}
 }

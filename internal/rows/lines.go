@@ -1,9 +1,6 @@
 package rows
 
-import (
-	"bytes"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // Lines splits src, a whole file in memory, into the same logical lines
 // as Scanner, without Scanner's buffer: it calls fn with the byte offset
@@ -18,14 +15,7 @@ func Lines(src []byte, fn func(start, n int)) error {
 	off := 0
 	for off < len(src) {
 		rest := src[off:]
-		i := bytes.IndexByte(rest, '\n')
-		seg := rest
-		if i >= 0 {
-			seg = rest[:i]
-		}
-		if j := bytes.IndexByte(seg, '\r'); j >= 0 {
-			i = j
-		}
+		i := IndexTerm(rest)
 		if i < 0 {
 			fn(off, len(rest))
 			return nil

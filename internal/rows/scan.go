@@ -8,7 +8,6 @@
 package rows
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -99,14 +98,7 @@ func (s *Scanner) Scan(keep int) bool {
 		}
 		started = true
 		chunk := s.buf[s.pos:s.valid]
-		i := bytes.IndexByte(chunk, '\n')
-		seg := chunk
-		if i >= 0 {
-			seg = chunk[:i]
-		}
-		if j := bytes.IndexByte(seg, '\r'); j >= 0 {
-			i = j
-		}
+		i := IndexTerm(chunk)
 		if i < 0 {
 			s.keep(chunk, keep)
 			s.pos = s.valid

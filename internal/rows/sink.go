@@ -2,6 +2,8 @@ package rows
 
 import (
 	"io"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/jsonstr"
@@ -34,6 +36,21 @@ func AppendPrinted(dst []byte, r Row) []byte {
 		dst = append(jsonstr.Append(dst, r.Path), ':')
 	}
 	return AppendRow(dst, r.Line, r.Text)
+}
+
+// AppendRecord appends r as it prints, like AppendPrinted, with r's own
+// hash: a clamped record's text is only the start of its line, and the
+// hash must still name the whole line.
+func AppendRecord(dst []byte, r Record) []byte {
+	if r.Path != "" {
+		dst = append(jsonstr.Append(dst, r.Path), ':')
+	}
+	dst = strconv.AppendInt(dst, int64(r.Line), 10)
+	dst = append(dst, ':')
+	dst = append(dst, r.Hash...)
+	dst = append(dst, ' ')
+	dst = append(dst, r.Text...)
+	return append(dst, '\n')
 }
 
 // Incomplete is the error an engine returns when sink refused a row: the
@@ -83,8 +100,43 @@ func (p *Printer) Report() Report { return p.adm.Report() }
 type Record struct {
 	Path string `json:"path,omitempty" jsonschema:"the file, in results that span files"`
 	Line int    `json:"line" jsonschema:"one-based line number"`
-	Hash string `json:"hash" jsonschema:"first two bytes of SHA-256 of text, four lowercase hex digits"`
-	Text string `json:"text" jsonschema:"the line exactly, without its terminator"`
+	Hash string `json:"hash" jsonschema:"first two bytes of SHA-256 of the whole line, four lowercase hex digits"`
+	Text string `json:"text" jsonschema:"the line exactly, without its terminator; only its first characters when clamped is set"`
+	// Clamped and SourceChars are set only by results that clamp long
+	// lines (ClampedRecord); the hash still names the whole line.
+	Clamped     bool `json:"clamped,omitempty" jsonschema:"true when text is only the start of a long line; absent otherwise"`
+	SourceChars int  `json:"sourceChars,omitempty" jsonschema:"the line's length in characters; only on a clamped line"`
+}
+
+// MaxLineChars is how much of a long line a clamped result shows, in
+// characters: what rowkit read shows of one.
+const MaxLineChars = 2000
+
+// Clamp returns the first max characters of text (valid UTF-8), or text
+// itself when it is not longer, and text's length in characters when it
+// was cut (0 when not).
+func Clamp(text []byte, max int) (shown []byte, chars int) {
+	if len(text) <= max {
+		return text, 0 // at most max bytes, so at most max characters
+	}
+	cut, n := 0, 0
+	for cut < len(text) && n < max {
+		_, size := utf8.DecodeRune(text[cut:])
+		cut += size
+		n++
+	}
+	if cut == len(text) {
+		return text, 0
+	}
+	return text[:cut], n + utf8.RuneCount(text[cut:])
+}
+
+// ClampedRecord is the record of line n with the given text, showing at
+// most MaxLineChars characters; the hash covers the whole line. It copies
+// only what it shows, so a result about a line of any length stays small.
+func ClampedRecord(n int, text []byte) Record {
+	shown, chars := Clamp(text, MaxLineChars)
+	return Record{Line: n, Hash: Hash(text), Text: string(shown), Clamped: chars > 0, SourceChars: chars}
 }
 
 // Collector is the structured sink of programs (the MCP server, --json): it

@@ -15,6 +15,17 @@
 // lead somewhere inside the root. Special files are refused without
 // blocking: a FIFO is opened non-blocking and every open file is checked
 // with fstat before any read.
+//
+// The root directory itself is held open from Open on, and every lookup
+// inside it goes through that handle: a root directory replaced by a
+// symlink afterwards (a long-lived MCP server's) redirects nothing. Callers
+// that must work by path (git, a child's working directory) use ProcDir or
+// Check.
+//
+// It also loads the files an edit reads (Load) and resolves the paths an
+// edit creates (Free), and reserves rowkit's state directory; the
+// transaction that writes the edit is internal/txn, which writes only
+// through the Root's FS.
 package workspace
 
 import (
@@ -24,6 +35,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -49,13 +61,13 @@ const maxLinks = 40
 
 // Root is a canonical workspace root.
 type Root struct {
-	dir string // canonical absolute path, no trailing slash (except "/")
-	w   writer // the long-lived os.Root that writes go through (write.go)
-
-	recovered string // what Open did to settle a pending transaction
+	dir string   // canonical absolute path, no trailing slash (except "/")
+	h   *os.Root // the directory, held open from Open on
+	fd  *os.File // the same directory, for ProcDir
 }
 
-// Open returns the workspace rooted at the canonical form of dir.
+// Open returns the workspace rooted at the canonical form of dir, held
+// open from now on.
 func Open(dir string) (*Root, error) {
 	abs, err := filepath.Abs(dir)
 	if err == nil {
@@ -68,21 +80,59 @@ func Open(dir string) (*Root, error) {
 	if err != nil || !fi.IsDir() {
 		return nil, errorf(CodeRead, "the workspace %s is not a directory", abs)
 	}
-	r := &Root{dir: abs}
-	// A transaction a crash left pending is settled before anything reads
-	// the workspace (write.go).
-	if pendingJournal(abs) {
-		msg, err := r.Recover()
-		if err != nil {
-			return nil, err
-		}
-		r.recovered = msg
+	h, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, errorf(CodeRead, "cannot open the workspace %s: %v", abs, regfile.Cause(err))
 	}
-	return r, nil
+	fd, err := h.Open(".")
+	var held fs.FileInfo
+	if err == nil {
+		held, err = fd.Stat()
+	}
+	if err != nil || !os.SameFile(fi, held) {
+		h.Close()
+		if fd != nil {
+			fd.Close()
+		}
+		if err != nil {
+			return nil, errorf(CodeRead, "cannot open the workspace %s: %v", abs, regfile.Cause(err))
+		}
+		// Replaced between the resolution and the open.
+		return nil, errorf(CodeRead, "the workspace %s changed while it was opened", abs)
+	}
+	// Opening writes nothing: a transaction a crash left pending is settled
+	// only by a writer (internal/txn), never by a command that reads.
+	return &Root{dir: abs, h: h, fd: fd}, nil
 }
 
-// Dir returns the canonical root directory.
+// Dir returns the canonical root directory, as it was when the workspace
+// was opened. What that path names now may differ (see Check).
 func (r *Root) Dir() string { return r.dir }
+
+// FS returns the held root directory, through which every path inside the
+// workspace is looked up. Callers must not close it.
+func (r *Root) FS() *os.Root { return r.h }
+
+// ProcDir names the held root directory as /proc/self/fd/N: in this process
+// and in a child before it execs (where the descriptor is still open), a
+// path below it reaches the directory held, whatever the root's path names
+// now. It is the working directory to give a child.
+func (r *Root) ProcDir() string {
+	return "/proc/self/fd/" + strconv.Itoa(int(r.fd.Fd()))
+}
+
+// Check reports whether the root's path still names the directory held
+// open, for callers that must work by path (git, validations): an
+// outside_workspace error when the directory was replaced (by a symlink
+// leading elsewhere, say) after the workspace was opened.
+func (r *Root) Check() error {
+	now, err := os.Stat(r.dir)
+	held, herr := r.fd.Stat()
+	if err == nil && herr == nil && os.SameFile(now, held) {
+		return nil
+	}
+	return errorf(CodeOutside, "the workspace root %s was replaced after it was opened; it no longer names the workspace (restart to serve what is there now)", r.dir)
+}
 
 // Clean normalises a workspace-relative request lexically: "." components
 // and repeated slashes go, ".." removes the component before it. It refuses
@@ -134,7 +184,7 @@ func (r *Root) Resolve(req string) (clean, target string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	abs, exists, rerr := resolve(r.dir, clean)
+	abs, exists, rerr := r.resolve(clean)
 	if !Inside(r.dir, abs) {
 		return clean, "", errorf(CodeOutside, "%s resolves through a symlink to a target outside the workspace", clean)
 	}
@@ -153,12 +203,39 @@ func (r *Root) Resolve(req string) (clean, target string, err error) {
 	return clean, strings.TrimPrefix(abs[len(r.dir):], "/"), nil
 }
 
-// resolve follows rel from dir component by component, as realpath does,
-// and returns the canonical absolute target. When a component is missing,
-// the rest of the path is appended lexically and exists is false, so that a
-// dangling symlink can still be judged inside or outside.
-func resolve(dir, rel string) (abs string, exists bool, err error) {
-	cur := dir
+// within returns p (absolute, clean) relative to the root when it lies
+// inside it.
+func (r *Root) within(p string) (string, bool) {
+	switch {
+	case p == r.dir:
+		return ".", true
+	case Inside(r.dir, p):
+		return strings.TrimPrefix(p[len(r.dir):], "/"), true
+	}
+	return "", false
+}
+
+// resolve follows rel from the root component by component, as realpath
+// does, and returns the canonical absolute target. When a component is
+// missing, the rest of the path is appended lexically and exists is false,
+// so that a dangling symlink can still be judged inside or outside. Every
+// component inside the root is looked at through the held root; a link
+// that leaves the root is followed by path, and where it comes back the
+// held root takes over again.
+func (r *Root) resolve(rel string) (abs string, exists bool, err error) {
+	lstat := func(p string) (fs.FileInfo, error) {
+		if in, ok := r.within(p); ok {
+			return r.h.Lstat(in)
+		}
+		return os.Lstat(p)
+	}
+	readlink := func(p string) (string, error) {
+		if in, ok := r.within(p); ok {
+			return r.h.Readlink(in)
+		}
+		return os.Readlink(p)
+	}
+	cur := r.dir
 	pending := strings.Split(rel, "/")
 	links := 0
 	for len(pending) > 0 {
@@ -172,7 +249,7 @@ func resolve(dir, rel string) (abs string, exists bool, err error) {
 			continue
 		}
 		next := filepath.Join(cur, c)
-		fi, lerr := os.Lstat(next)
+		fi, lerr := lstat(next)
 		if lerr != nil {
 			if errors.Is(lerr, fs.ErrNotExist) || errors.Is(lerr, syscall.ENOTDIR) {
 				return filepath.Clean(filepath.Join(append([]string{next}, pending...)...)), false, nil
@@ -190,7 +267,7 @@ func resolve(dir, rel string) (abs string, exists bool, err error) {
 		if links++; links > maxLinks {
 			return next, false, syscall.ELOOP
 		}
-		t, rerr := os.Readlink(next)
+		t, rerr := readlink(next)
 		if rerr != nil {
 			return next, false, rerr
 		}
@@ -218,7 +295,6 @@ func (r *Root) Stat(req string) (string, fs.FileInfo, error) {
 	if err != nil {
 		return clean, nil, err
 	}
-	defer root.Close()
 	fi, err := root.Stat(target)
 	if err != nil {
 		return clean, nil, r.openError(clean, err)
@@ -276,7 +352,6 @@ func (r *Root) Open(req string) (clean string, f *os.File, fi fs.FileInfo, err e
 	if err != nil {
 		return clean, nil, nil, err
 	}
-	defer root.Close() // the open file does not need it
 	if st, serr := root.Stat(target); serr == nil && st.IsDir() {
 		// O_DIRECTORY: a FIFO swapped in after the stat fails to open.
 		f, err = root.OpenFile(target, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
@@ -303,17 +378,14 @@ func (r *Root) Open(req string) (clean string, f *os.File, fi fs.FileInfo, err e
 	return clean, nil, nil, notRegular(clean, err)
 }
 
-// locate resolves req and opens the root the target must be reached through.
+// locate resolves req and returns the held root the target must be
+// reached through.
 func (r *Root) locate(req string) (clean, target string, root *os.Root, err error) {
 	clean, target, err = r.Resolve(req)
 	if err != nil {
 		return clean, "", nil, err
 	}
-	root, err = os.OpenRoot(r.dir)
-	if err != nil {
-		return clean, "", nil, errorf(CodeRead, "cannot open the workspace: %v", regfile.Cause(err))
-	}
-	return clean, target, root, nil
+	return clean, target, r.h, nil
 }
 
 // openError classifies an error of an open through os.Root. The path was

@@ -285,3 +285,43 @@ func TestOpen(t *testing.T) {
 		}
 	}
 }
+
+// A root replaced by a symlink after Open: lookups keep going through the
+// directory that was opened, and Check says the path no longer names it.
+func TestRootHeldOpen(t *testing.T) {
+	parent := t.TempDir()
+	dir, other := filepath.Join(parent, "root"), filepath.Join(parent, "other")
+	for d, text := range map[string]string{dir: "held\n", other: "other\n"} {
+		if err := os.MkdirAll(filepath.Join(d, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "sub", "f.txt"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Check(); err != nil {
+		t.Fatalf("before the swap: %v", err)
+	}
+	if err := os.Rename(dir, dir+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, data, err := r.ReadFile("sub/f.txt"); err != nil || string(data) != "held\n" {
+		t.Errorf("ReadFile: %q %v", data, err)
+	}
+	if fi, err := os.Stat(filepath.Join(r.ProcDir(), "sub", "f.txt")); err != nil || fi.Size() != 5 {
+		t.Errorf("ProcDir: %v %v", fi, err)
+	}
+	if _, _, err := r.Free("sub/new.txt"); err != nil {
+		t.Errorf("Free: %v", err)
+	}
+	if err := r.Check(); errs.Code(err) != CodeOutside {
+		t.Errorf("Check after the swap: %v", err)
+	}
+}

@@ -1,0 +1,124 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/regfile"
+	"github.com/rowkit/rowkit/internal/router"
+)
+
+const carrierUsage = "rowkit carrier [--max-output BYTES] hpatch"
+
+// minCarrierOutput is the smallest bound a carrier accepts: room for its
+// note and a few rows.
+const minCarrierOutput = 512
+
+// Carrier is rowkit carrier: the command a routed call runs as (see
+// rowkit router).
+var Carrier = &cli.Command{
+	Name:    "carrier",
+	Usage:   carrierUsage,
+	Summary: "run a routed hpatch call's script from stdin (what the router's carriers run)",
+	Help: `rowkit router hands the model's hpatch calls to Codex as exec_command calls
+whose command feeds the model's exact script to this command through a quoted
+heredoc. It reads the script from stdin (at most 131,072 bytes, which must end
+with the heredoc's line feed; exactly one is stripped, and a NUL byte is
+refused), applies it in the current directory as hpatch does, and prints
+hpatch's report and diagnostics together on stdout, within BYTES (default
+9,600: below the point where Codex cuts the middle out of a command's output).
+A longer report keeps its first whole lines and ends with one line saying
+what was left out. The exit status is hpatch's.
+
+The shell tool's carrier (rowkit carrier shell) comes with rowkit's shell.
+
+options:
+  --max-output BYTES  bound the output at BYTES (at least 512)
+`,
+	Exits: []cli.Exit{
+		{Status: 0, When: "applied, or nothing to do (hpatch's status)"},
+		{Status: 1, When: "rejected, nothing written (hpatch's status and reasons)"},
+		{Status: 2, When: "usage, or the carrier's protocol broken: no final line feed, a NUL byte, more than 131,072 bytes (carrier_protocol); rowkit carrier shell (not in this build)"},
+		{Status: 3, When: "the commit failed and was rolled back (hpatch's status)"},
+	},
+	Run:  runCarrier,
+	Fail: failCarrier,
+}
+
+// carrierProtocol is the code of a script that did not arrive as a
+// carrier sends it.
+const carrierProtocol = "carrier_protocol"
+
+// carrierExit is the status of a carried command that has reported itself.
+type carrierExit int
+
+func (e carrierExit) Error() string { return "exit " + strconv.Itoa(int(e)) }
+
+func runCarrier(ctx context.Context, env *cli.Env, args []string) error {
+	bound := router.OutputBytes
+	var tool string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--max-output":
+			if i+1 >= len(args) {
+				return errs.Usagef("--max-output needs a number of bytes; usage: %s", carrierUsage)
+			}
+			i++
+			n, err := strconv.Atoi(args[i])
+			if err != nil || n < minCarrierOutput {
+				return errs.Usagef("--max-output %q is not a number of bytes of at least %d", args[i], minCarrierOutput)
+			}
+			bound = n
+		case tool == "" && (a == router.ToolHpatch || a == router.ToolShell):
+			tool = a
+		default:
+			return errs.Usagef("unexpected argument %q; usage: %s", a, carrierUsage)
+		}
+	}
+	switch tool {
+	case "":
+		return errs.Usagef("which tool? usage: %s", carrierUsage)
+	case router.ToolShell:
+		return errs.Usagef("the shell tool's carrier needs rowkit's shell, which this build does not have")
+	}
+	script, err := io.ReadAll(io.LimitReader(env.Stdin, router.MaxStdinBytes+1))
+	if err != nil {
+		return errs.Errorf(errs.Read, "reading the script from stdin: %v", regfile.Cause(err))
+	}
+	switch {
+	case len(script) > router.MaxStdinBytes:
+		return errs.Errorf(carrierProtocol, "the script is larger than %d bytes; split it into several calls", router.MaxStdinBytes).WithExit(errs.ExitUsage)
+	case len(script) == 0 || script[len(script)-1] != '\n':
+		return errs.New(carrierProtocol, "the script does not end with the line feed a carrier's heredoc adds; run it through rowkit router's carrier, or hpatch").WithExit(errs.ExitUsage)
+	case bytes.IndexByte(script, 0) >= 0:
+		return errs.New(carrierProtocol, "the script contains a NUL byte").WithExit(errs.ExitUsage)
+	}
+	script = script[:len(script)-1]
+
+	// hpatch itself, with its report and its diagnostics in one stream:
+	// Codex merges a command's stdout and stderr anyway, and the bound
+	// holds for both.
+	var out bytes.Buffer
+	code := Patch.Exec(ctx, &cli.Env{Stdin: bytes.NewReader(script), Stdout: &out, Stderr: &out,
+		Dir: env.Dir, LookupEnv: env.LookupEnv, OutputBytes: bound}, router.ToolHpatch, nil)
+	if _, err := env.Stdout.Write(router.Bound(out.Bytes(), bound, router.ToolHpatch)); err != nil {
+		return errs.Errorf(errs.Write, "writing the report: %v", regfile.Cause(err))
+	}
+	if code != 0 {
+		return carrierExit(code)
+	}
+	return nil
+}
+
+func failCarrier(env *cli.Env, err error) int {
+	if code, ok := err.(carrierExit); ok {
+		return int(code)
+	}
+	fmt.Fprintf(env.Stderr, "rowkit carrier: %s\n", cli.Diagnostic(err))
+	return errs.ExitCode(err)
+}

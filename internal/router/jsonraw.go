@@ -1,0 +1,384 @@
+package router
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/rowkit/rowkit/internal/jsonstr"
+)
+
+// The request and the stream are rewritten in place: a JSON value is split
+// into its members as raw bytes, the few that change are replaced, and
+// everything else keeps its bytes and its order, so that what the router
+// does not mean to change reaches the upstream exactly as Codex sent it.
+
+// member is one member of a JSON object, its value as raw bytes.
+type member struct {
+	key string
+	raw json.RawMessage
+}
+
+// The splitters scan the bytes themselves rather than through
+// encoding/json, whose decoder costs a request of Codex's long history
+// milliseconds: they find where each value ends (strings with their
+// escapes, brackets matched by kind) and take what is not JSON's structure
+// as not theirs to judge, so a malformed body is refused whole (and goes
+// out unchanged) but a malformed number inside one is the upstream's to
+// reject. A key is decoded only when it holds an escape.
+
+// splitObject returns the members of the JSON object b in order, or false
+// when b is not one.
+func splitObject(b []byte) ([]member, bool) {
+	ms := make([]member, 0, 8)
+	ok := eachMember(b, func(k string, raw []byte) { ms = append(ms, member{k, raw}) })
+	if !ok {
+		return nil, false
+	}
+	return ms, true
+}
+
+// eachMember calls f with each member of the JSON object b in order, and
+// reports whether b is one (f may have been called when it is not).
+func eachMember(b []byte, f func(key string, raw []byte)) bool {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return skipSpace(b, i+1) == len(b)
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return false
+		}
+		end, ok := skipString(b, i)
+		if !ok {
+			return false
+		}
+		key, ok := internKey(b[i+1 : end-1])
+		if !ok {
+			if key, ok = unquote(b[i:end]); !ok {
+				return false
+			}
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		i = skipSpace(b, i+1)
+		end, ok = skipValue(b, i)
+		if !ok {
+			return false
+		}
+		f(key, b[i:end:end])
+		i = skipSpace(b, end)
+		if i >= len(b) {
+			return false
+		}
+		if b[i] == '}' {
+			return skipSpace(b, i+1) == len(b)
+		}
+		if b[i] != ',' {
+			return false
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+// splitArray returns the elements of the JSON array b, or false.
+func splitArray(b []byte) ([]json.RawMessage, bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return nil, false
+	}
+	es := make([]json.RawMessage, 0, 16)
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return es, skipSpace(b, i+1) == len(b)
+	}
+	for {
+		end, ok := skipValue(b, i)
+		if !ok {
+			return nil, false
+		}
+		es = append(es, b[i:end:end])
+		i = skipSpace(b, end)
+		if i >= len(b) {
+			return nil, false
+		}
+		if b[i] == ']' {
+			return es, skipSpace(b, i+1) == len(b)
+		}
+		if b[i] != ',' {
+			return nil, false
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+// knownKeys are the keys of the Responses API's items and events: read
+// without an allocation each.
+var knownKeys = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{"type", "id", "call_id", "name", "status", "arguments", "input", "output", "role", "content",
+		"text", "cmd", "tools", "model", "stream", "instructions", "summary", "encrypted_content", "item", "item_id",
+		"sequence_number", "output_index", "response", "delta", "description", "format", "parameters", "strict"} {
+		m[k] = k
+	}
+	return m
+}()
+
+// internKey returns a key without escapes as one of knownKeys, or false.
+func internKey(k []byte) (string, bool) {
+	s, ok := knownKeys[string(k)]
+	return s, ok
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the end of the string that starts at b[i] == '"':
+// the first quote after it that an even number of backslashes precedes.
+func skipString(b []byte, i int) (int, bool) {
+	start := i + 1
+	for i = start; ; {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return 0, false
+		}
+		k := i + j
+		n := 0
+		for p := k - 1; p >= start && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return k + 1, true
+		}
+		i = k + 1
+	}
+}
+
+// skipValue returns the end of the value that starts at b[i]: a string,
+// an object or array with its brackets matched, or a bare literal.
+func skipValue(b []byte, i int) (int, bool) {
+	if i >= len(b) {
+		return 0, false
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+	default:
+		j := i
+		for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ':' && b[j] != '"' &&
+			b[j] != ' ' && b[j] != '\n' && b[j] != '\r' && b[j] != '\t' && b[j] != '{' && b[j] != '[' {
+			j++
+		}
+		return j, j > i
+	}
+	var stack []byte
+	for i < len(b) {
+		switch c := b[i]; c {
+		case '"':
+			end, ok := skipString(b, i)
+			if !ok {
+				return 0, false
+			}
+			i = end
+			continue
+		case '{', '[':
+			stack = append(stack, c)
+		case '}', ']':
+			if len(stack) == 0 || stack[len(stack)-1] != c-2 { // '{'+2 == '}', '['+2 == ']'
+				return 0, false
+			}
+			stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				return i + 1, true
+			}
+		}
+		i++
+	}
+	return 0, false
+}
+
+// unquote decodes the JSON string q (quotes included). It is
+// encoding/json's decoding, written out for the hot path: every escape,
+// \u pairs joined, a lone surrogate as U+FFFD; raw control characters and
+// unknown escapes refused.
+func unquote(q []byte) (string, bool) {
+	b, ok := unquoteBytes(q)
+	return string(b), ok
+}
+
+// unquoteBytes is unquote's answer as bytes: q's own contents when it
+// holds no escape.
+func unquoteBytes(q []byte) ([]byte, bool) {
+	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
+		return nil, false
+	}
+	q = q[1 : len(q)-1]
+	if !utf8.Valid(q) {
+		// encoding/json puts U+FFFD in place of invalid UTF-8: rare
+		// enough to leave to it.
+		var s string
+		if json.Unmarshal(append(append([]byte{'"'}, q...), '"'), &s) != nil {
+			return nil, false
+		}
+		return []byte(s), true
+	}
+	i := bytes.IndexByte(q, '\\')
+	if i < 0 {
+		for _, c := range q {
+			if c < 0x20 || c == '"' {
+				return nil, false
+			}
+		}
+		return q, true
+	}
+	out := make([]byte, 0, len(q))
+	for i := 0; i < len(q); {
+		c := q[i]
+		switch {
+		case c == '"' || c < 0x20:
+			return nil, false
+		case c != '\\':
+			out = append(out, c)
+			i++
+			continue
+		}
+		if i+1 >= len(q) {
+			return nil, false
+		}
+		switch e := q[i+1]; e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(q, i+2)
+			if !ok {
+				return nil, false
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				r2 := rune(-1)
+				if i+1 < len(q) && q[i] == '\\' && q[i+1] == 'u' {
+					if v, ok := hex4(q, i+2); ok {
+						r2 = v
+					}
+				}
+				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+					r = d
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		default:
+			return nil, false
+		}
+		i += 2
+	}
+	return out, true
+}
+
+func hex4(q []byte, i int) (rune, bool) {
+	if i+4 > len(q) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range q[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// joinObject writes members as a compact JSON object.
+func joinObject(ms []member) []byte {
+	n := 2
+	for _, m := range ms {
+		n += len(m.key) + len(m.raw) + 4
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '{')
+	for i, m := range ms {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonstr.Append(b, m.key)
+		b = append(b, ':')
+		b = append(b, m.raw...)
+	}
+	return append(b, '}')
+}
+
+// joinArray writes elements as a compact JSON array.
+func joinArray(es []json.RawMessage) []byte {
+	n := 2
+	for _, e := range es {
+		n += len(e) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, e := range es {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, e...)
+	}
+	return append(b, ']')
+}
+
+// get returns the raw value of key, or nil.
+func get(ms []member, key string) json.RawMessage {
+	for _, m := range ms {
+		if m.key == key {
+			return m.raw
+		}
+	}
+	return nil
+}
+
+// set replaces the value of key, or appends the member.
+func set(ms []member, key string, raw json.RawMessage) []member {
+	for i := range ms {
+		if ms[i].key == key {
+			ms[i].raw = raw
+			return ms
+		}
+	}
+	return append(ms, member{key, raw})
+}
+
+// str is a JSON string value's contents, or "" and false.
+func str(raw json.RawMessage) (string, bool) { return unquote(raw) }
+
+// quote is s as a JSON string, as every rowkit serialiser writes it.
+func quote(s string) json.RawMessage { return jsonstr.Append(nil, s) }

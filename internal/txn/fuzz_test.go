@@ -1,0 +1,61 @@
+package txn
+
+import (
+	"encoding/json"
+	"path"
+	"strings"
+	"testing"
+
+	"github.com/rowkit/rowkit/internal/workspace"
+)
+
+// The journal is read from disk, where anything may have put it: whatever
+// bytes it holds, one that passes valid names only clean paths inside the
+// root and only rowkit's own staging names beside them. (The inode proofs
+// come on top; see TestRecoverIgnores*.)
+func FuzzJournal(f *testing.F) {
+	for _, ops := range []string{
+		`[{"target":"a.txt","temp":".a.txt.rowkit-000000000000.tmp","backup":".a.txt.rowkit-000000000000.old","old_sum":"` + strings.Repeat("ab", 32) + `","old_size":3}]`,
+		`[{"target":"d/b.txt","temp":"d/.b.txt.rowkit-000000000000.tmp"}]`,
+		`[{"target":"c.txt","backup":".c.txt.rowkit-000000000000.old","delete":true}]`,
+		// The table of TestRecoverIgnoresJournalOutsideRoot.
+		`[{"target":"../x","temp":"../.x.rowkit-000000000000.tmp"}]`,
+		`[{"target":"/etc/x","temp":"/etc/.x.rowkit-000000000000.tmp"}]`,
+		`[{"target":"keep.txt","temp":"other.txt"}]`,
+		`[{"target":"keep.txt/../../x","temp":"keep.txt/../../.x.rowkit-000000000000.tmp"}]`,
+	} {
+		f.Add([]byte(`{"id":"000000000000","state":"commit","ops":` + ops + `,"dirs":["d"],"self":{"dev":1,"ino":2},"home":{"dev":1,"ino":3}}`))
+	}
+	f.Add([]byte(`{"id":"000000000000","state":"prepare","ops":[],"dirs":["..","/","a//b","./a"]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var j journal
+		if json.Unmarshal(data, &j) != nil || !j.valid() {
+			return
+		}
+		inside := func(p string) {
+			c, err := workspace.Clean(p)
+			if err != nil || c != p || p == "." || strings.HasPrefix(p, "../") || strings.HasPrefix(p, "/") {
+				t.Fatalf("valid journal names %q", p)
+			}
+		}
+		for _, o := range j.Ops {
+			inside(o.Target)
+			dir, base := path.Split(o.Target)
+			for _, s := range []struct{ name, ext string }{{o.Temp, ".tmp"}, {o.Backup, ".old"}} {
+				if s.name == "" {
+					continue
+				}
+				inside(s.name)
+				if s.name != dir+"."+base+".rowkit-"+j.ID+s.ext {
+					t.Fatalf("valid journal stages %q for %q", s.name, o.Target)
+				}
+			}
+			if o.Delete && (o.Temp != "" || o.Backup == "") {
+				t.Fatalf("valid journal deletes %q without a backup", o.Target)
+			}
+		}
+		for _, d := range j.Dirs {
+			inside(d)
+		}
+	})
+}

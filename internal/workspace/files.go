@@ -1,0 +1,132 @@
+package workspace
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/rowkit/rowkit/internal/regfile"
+)
+
+// StateDir is rowkit's own state directory under the root (the edit
+// transaction's journal and lock, internal/txn). No script may touch it.
+const StateDir = ".rowkit"
+
+// CodeExists is the code of a path that must be free but is taken.
+const CodeExists = "exists"
+
+// CodeReserved reports a path inside rowkit's own state directory, which
+// only the transaction writes: an edit there could forge or destroy the
+// journal that recovery trusts, or the lock that keeps it to one writer.
+const CodeReserved = "reserved"
+
+// reserved refuses a canonical target inside the state directory.
+func reserved(target string) error {
+	if target == StateDir || strings.HasPrefix(target, StateDir+"/") {
+		return errorf(CodeReserved, "%s is rowkit's own state directory; a script cannot edit it", StateDir)
+	}
+	return nil
+}
+
+// File is a workspace file read whole for editing.
+type File struct {
+	Path   string      // the clean request
+	Target string      // the canonical target relative to the root
+	Data   []byte      // every byte of the file
+	Mode   fs.FileMode // permission and special bits, to keep on rewrite
+}
+
+// Load resolves req and reads the regular file it names through the
+// workspace's os.Root, returning its bytes and mode.
+func (r *Root) Load(req string) (*File, error) {
+	clean, target, err := r.Resolve(req)
+	if err != nil {
+		return nil, err
+	}
+	root := r.FS()
+	if target == "." {
+		return nil, errorf(CodeNotRegular, "%s is the workspace root; only regular files are accepted", clean)
+	}
+	if err := reserved(target); err != nil {
+		return nil, err
+	}
+	f, fi, err := regfile.Open(root.Stat, root.OpenFile, target)
+	if err != nil {
+		if _, ok := regfile.AsNotRegular(err); !ok {
+			err = r.openError(clean, err)
+		}
+		return nil, notRegular(clean, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(regfile.Reader(f))
+	if err != nil {
+		return nil, errorf(CodeRead, "reading %s: %v", clean, regfile.Cause(err))
+	}
+	return &File{Path: clean, Target: target, Data: data, Mode: fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)}, nil
+}
+
+// Free resolves req as a path to create: nothing may exist there (not even
+// a dangling symlink), and its canonical location must be inside the root.
+// It returns the clean request and the canonical target where the file
+// would be created; missing parent directories are allowed.
+func (r *Root) Free(req string) (clean, target string, err error) {
+	clean, err = Clean(req)
+	if err != nil {
+		return clean, "", err
+	}
+	if clean == "." {
+		return clean, "", errorf(CodeExists, "%s is the workspace root", req)
+	}
+	dir, base := path.Split(clean)
+	parent := "."
+	if dir != "" {
+		parent = path.Clean(dir)
+	}
+	abs, exists, rerr := r.resolve(parent)
+	if !Inside(r.dir, abs) {
+		return clean, "", errorf(CodeOutside, "%s resolves through a symlink to a place outside the workspace", clean)
+	}
+	if rerr != nil {
+		return clean, "", errorf(CodeRead, "%s: %v", clean, regfile.Cause(rerr))
+	}
+	rel := "."
+	if abs != r.dir {
+		rel = abs[len(r.dir)+1:]
+	}
+	if exists {
+		fi, err := r.h.Stat(rel)
+		if err != nil || !fi.IsDir() {
+			return clean, "", errorf(CodeNotRegular, "%s: %s is not a directory", clean, parent)
+		}
+	} else if !r.creatable(rel) {
+		return clean, "", errorf(CodeNotRegular, "%s: a parent of it is not a directory", clean)
+	}
+	target = path.Join(rel, base)
+	if err := reserved(target); err != nil {
+		return clean, "", err
+	}
+	if _, err := r.h.Lstat(target); err == nil {
+		return clean, "", errorf(CodeExists, "%s already exists", clean)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return clean, "", errorf(CodeRead, "%s: %v", clean, regfile.Cause(err))
+	}
+	return clean, target, nil
+}
+
+// creatable reports whether the missing directory rel could be created: its
+// deepest existing ancestor is a directory.
+func (r *Root) creatable(rel string) bool {
+	for rel != "." && rel != "/" {
+		fi, err := r.h.Lstat(rel)
+		if err == nil {
+			return fi.IsDir()
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+		rel = path.Dir(rel)
+	}
+	return true
+}
