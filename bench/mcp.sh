@@ -5,9 +5,11 @@
 #   bench/mcp.sh [CALLS] [RSS_CALLS]
 #
 # 1. round-trip latency p50/p99 of read_file, inspect_file, search and
-#    inspect_repository over CALLS calls (default 200), next to the same
-#    work through the CLI (one process per call), from the Go SDK client
-#    and from the TypeScript SDK client;
+#    inspect_repository over CALLS calls (default 200), and of search over
+#    the whole Go tree (a rare pattern and Deprecated:), next to the same
+#    work through the CLI (one process per call: rowkit read, inspect,
+#    grep, review), from the Go SDK client and from the TypeScript SDK
+#    client (the CLI timed once, printed beside both);
 # 2. the server's resident memory after RSS_CALLS calls (default 10,000);
 # 3. the tokens of inspect_file's text (and of the JSON envelope) against
 #    the file's verified rows, over the Go tree, the Python standard
@@ -39,10 +41,11 @@ cp "$src" "$out/ws/nodes.go"
 ws=$(cd "$out/ws" && pwd)
 printf 'rowkit mcp, %s, %s lines in nodes.go, %d calls per tool; %s cores, load %s\n' \
 	"$(date -u '+%Y-%m-%d %H:%M UTC')" "$(wc -l <"$ws/nodes.go")" "$calls" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
-bench/out/mcpbench latency -bin "$bin" -dir "$ws" -file nodes.go -repo repo -n "$calls"
+tree=$(go env GOROOT)/src
+bench/out/mcpbench latency -bin "$bin" -dir "$ws" -file nodes.go -repo repo -tree "$tree" -n "$calls" -json "$out/works.json"
 # The same calls from the official TypeScript SDK client (what Claude Code,
 # Codex and Cursor build on; needs npm ci at the repository root).
-node bench/mcpts/latency.mjs "$bin" "$ws" nodes.go repo "$calls"
+node bench/mcpts/latency.mjs "$bin" "$ws" "$tree" "$out/works.json" "$calls"
 bench/out/mcpbench rss -bin "$bin" -dir "$ws" -file nodes.go -n "$rss_calls"
 py=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])' 2>/dev/null || true)
 npmdir=$(npm root -g 2>/dev/null)/npm

@@ -4,13 +4,14 @@
 // and the token cost of inspect_file's text against the file's verified
 // rows on whole corpora. bench/mcp.sh runs it; see bench/README.md.
 //
-//	mcpbench latency -bin ROWKIT -dir DIR -file F -repo R [-n 200]
+//	mcpbench latency -bin ROWKIT -dir DIR -file F -repo R [-tree DIR] [-n 200] [-json OUT]
 //	mcpbench rss -bin ROWKIT -dir DIR -file F [-n 10000]
 //	mcpbench tokens DIR...
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -54,6 +55,8 @@ func main() {
 
 type common struct {
 	bin, dir, file, repo string
+	tree                 string // a second root, searched whole
+	json                 string // where latency writes each work and its CLI figures
 	n                    int
 }
 
@@ -64,13 +67,19 @@ func flags(args []string, n int) (*common, error) {
 	fs.StringVar(&c.dir, "dir", "", "the root served")
 	fs.StringVar(&c.file, "file", "", "the file read and outlined, relative to dir")
 	fs.StringVar(&c.repo, "repo", "", "the repository inspected, relative to dir")
+	fs.StringVar(&c.tree, "tree", "", "a source tree served as a second root and searched whole (the Go tree)")
+	fs.StringVar(&c.json, "json", "", "latency: write each work with its CLI p50/p99 here, for the TypeScript client")
 	fs.IntVar(&c.n, "n", n, "calls per tool")
 	return c, fs.Parse(args)
 }
 
 // session starts rowkit mcp as a subprocess and connects the Go SDK client.
 func session(c *common) (*mcp.ClientSession, *exec.Cmd, error) {
-	cmd := exec.Command(c.bin, "mcp", "--root", c.dir)
+	args := []string{"mcp", "--root", c.dir}
+	if c.tree != "" {
+		args = append(args, "--root", c.tree)
+	}
+	cmd := exec.Command(c.bin, args...)
 	cmd.Dir = c.dir
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpbench", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
@@ -78,19 +87,37 @@ func session(c *common) (*mcp.ClientSession, *exec.Cmd, error) {
 }
 
 type work struct {
-	name string
+	name string // the row's name
+	tool string
 	args map[string]any
 	cli  []string
 }
 
 func (c *common) works() []work {
 	dirOfFile := filepath.Dir(c.file)
-	return []work{
-		{"read_file", map[string]any{"path": c.file}, []string{"read", c.file}},
-		{"inspect_file", map[string]any{"path": c.file}, []string{"inspect", c.file}},
-		{"search", map[string]any{"pattern": "func [A-Z]", "paths": []string{dirOfFile}}, []string{"grep", "func [A-Z]", dirOfFile}},
-		{"inspect_repository", map[string]any{"repo_path": c.repo}, []string{"review", "--repo", c.repo, "--format", "json", "--detail", "summary", "--max-files", "50", "--max-output-bytes", "4096"}},
+	ws := []work{
+		{"read_file", "read_file", map[string]any{"path": c.file}, []string{"read", c.file}},
+		{"inspect_file", "inspect_file", map[string]any{"path": c.file}, []string{"inspect", c.file}},
+		{"search", "search", map[string]any{"pattern": "func [A-Z]", "paths": []string{dirOfFile}}, []string{"grep", "func [A-Z]", dirOfFile}},
+		{"inspect_repository", "inspect_repository", map[string]any{"repo_path": c.repo}, []string{"review", "--repo", c.repo, "--format", "json", "--detail", "summary", "--max-files", "50", "--max-output-bytes", "4096"}},
 	}
+	if c.tree != "" {
+		// The whole Go tree: a rare pattern (13 rows) and a common one
+		// (26 KB of rows, every one counted), against hgrep as a process.
+		for _, p := range []struct{ name, pattern string }{{"search_tree_rare", `func \(\w+ \*Reader\) Read\b`}, {"search_tree_deprecated", "Deprecated:"}} {
+			ws = append(ws, work{p.name, "search", map[string]any{"pattern": p.pattern, "paths": []string{c.tree}}, []string{"grep", p.pattern, c.tree}})
+		}
+	}
+	return ws
+}
+
+// jsonWork is a work as latency writes it for the TypeScript client.
+type jsonWork struct {
+	Name   string         `json:"name"`
+	Tool   string         `json:"tool"`
+	Args   map[string]any `json:"args"`
+	CLIP50 float64        `json:"cli_p50_ms"`
+	CLIP99 float64        `json:"cli_p99_ms"`
 }
 
 func percentile(d []time.Duration, p float64) time.Duration {
@@ -112,12 +139,13 @@ func latency(args []string) error {
 		return err
 	}
 	defer cs.Close()
-	fmt.Printf("%-20s %10s %10s %10s %10s %8s\n", "tool", "mcp_p50", "mcp_p99", "cli_p50", "cli_p99", "p50_x")
+	fmt.Printf("%-24s %10s %10s %10s %10s %8s\n", "tool (Go client)", "mcp_p50", "mcp_p99", "cli_p50", "cli_p99", "p50_x")
+	var out []jsonWork
 	for _, w := range c.works() {
 		var mcpT, cliT []time.Duration
 		for i := 0; i < c.n+5; i++ {
 			t0 := time.Now()
-			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: w.name, Arguments: w.args})
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: w.tool, Arguments: w.args})
 			d := time.Since(t0)
 			if err != nil {
 				return fmt.Errorf("%s: %v", w.name, err)
@@ -136,8 +164,16 @@ func latency(args []string) error {
 			cmd.Run() // exit 1 (an incomplete or failed result) is still the same work
 			cliT = append(cliT, time.Since(t0))
 		}
-		m50, c50 := percentile(mcpT, 0.5), percentile(cliT, 0.5)
-		fmt.Printf("%-20s %10s %10s %10s %10s %8.2f\n", w.name, ms(m50), ms(percentile(mcpT, 0.99)), ms(c50), ms(percentile(cliT, 0.99)), float64(m50)/float64(c50))
+		m50, c50, c99 := percentile(mcpT, 0.5), percentile(cliT, 0.5), percentile(cliT, 0.99)
+		fmt.Printf("%-24s %10s %10s %10s %10s %8.2f\n", w.name, ms(m50), ms(percentile(mcpT, 0.99)), ms(c50), ms(c99), float64(m50)/float64(c50))
+		out = append(out, jsonWork{w.name, w.tool, w.args, float64(c50) / 1e6, float64(c99) / 1e6})
+	}
+	if c.json != "" {
+		b, err := json.Marshal(out)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(c.json, b, 0o644)
 	}
 	return nil
 }
@@ -156,7 +192,7 @@ func rss(args []string) error {
 	t0 := time.Now()
 	for i := 0; i < c.n; i++ {
 		w := works[i%len(works)]
-		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: w.name, Arguments: w.args}); err != nil {
+		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: w.tool, Arguments: w.args}); err != nil {
 			return fmt.Errorf("call %d (%s): %v", i, w.name, err)
 		}
 	}

@@ -3,6 +3,7 @@ package agenttest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,14 +87,15 @@ func TestCodex(t *testing.T) {
 		Reply(
 			Reasoning{Summary: "measuring", EncryptedContent: "ENC1"},
 			CustomCall{ID: "patch", Name: "apply_patch", Input: "*** Begin Patch\n*** Add File: added.txt\n+added by apply_patch\n*** End Patch\n"},
-			echo("mcp-whole", map[string]any{"bytes": 47964}),
-			echo("mcp-cut", map[string]any{"bytes": 47965}),
-			echo("mcp-bytes", map[string]any{"bytes": 47965, "unit": "é"}),
+			echo("mcp-whole", map[string]any{"bytes": CodexResultBytes}),
+			echo("mcp-cut", map[string]any{"bytes": CodexResultBytes + 1}),
+			echo("mcp-bytes", map[string]any{"bytes": CodexResultBytes + 1, "unit": "é"}),
 			echo("mcp-error", map[string]any{"bytes": 300, "is_error": true}),
 			echo("mcp-structured", map[string]any{"bytes": 300, "structured": true}),
 			echo("mcp-client", map[string]any{"client": true}),
-			Call{ID: "exec-whole", Name: "exec_command", Args: map[string]any{"cmd": "head -c 40000 " + file}},
-			Call{ID: "exec-cut", Name: "exec_command", Args: map[string]any{"cmd": "head -c 40001 " + file}},
+			Call{ID: "exec-whole", Name: "exec_command", Args: map[string]any{"cmd": fmt.Sprintf("head -c %d %s", CodexExecBytes, file)}},
+			Call{ID: "exec-cut", Name: "exec_command", Args: map[string]any{"cmd": fmt.Sprintf("head -c %d %s", CodexExecBytes+1, file)}},
+			Call{ID: "exec-fail", Name: "exec_command", Args: map[string]any{"cmd": fmt.Sprintf("head -c %d %s; exit 1", CodexExecBytes, file)}},
 			Call{ID: "exec-env", Name: "exec_command", Args: map[string]any{"cmd": "env | grep ^CODEX_ | cut -d= -f1 | sort"}},
 		),
 		Reply(Message{Text: "finished"}),
@@ -133,7 +135,7 @@ func TestCodex(t *testing.T) {
 		t.Errorf("tool_search found no mcp__echo namespace: %s %.500s", o.Kind, o.Text)
 	}
 
-	whole(t, "MCP text at 47,964 bytes", output(t, s, "mcp-whole"), echoText(47964, ""))
+	whole(t, "MCP text at 47,964 bytes", output(t, s, "mcp-whole"), echoText(CodexResultBytes, ""))
 	cut(t, "MCP text at 47,965 bytes", output(t, s, "mcp-cut"), " tokens truncated…")
 	cut(t, "MCP text at 47,965 bytes of é (bytes count, not characters)", output(t, s, "mcp-bytes"), " tokens truncated…")
 	whole(t, "an isError result", output(t, s, "mcp-error"), echoText(300, ""))
@@ -142,12 +144,16 @@ func TestCodex(t *testing.T) {
 	if got := output(t, s, "mcp-client").Body(); !strings.Contains(got, `"name":"codex-mcp-client"`) || !strings.Contains(got, `"version":"0.169.0"`) {
 		t.Errorf("clientInfo %s", got)
 	}
+	if got := output(t, s, "mcp-client").Body(); !strings.Contains(got, `"model":"gpt-5.5-codex"`) {
+		t.Errorf("the call's _meta names no model: %s", got)
+	}
 	o := output(t, s, "mcp-whole")
 	if !strings.HasPrefix(o.Text, "Wall time: ") || !strings.Contains(o.Text, " seconds\nOutput:\n") {
 		t.Errorf("an MCP result's header: %q", head(o.Text, 80))
 	}
-	whole(t, "exec_command at 40,000 bytes", output(t, s, "exec-whole"), echoText(40000, ""))
+	whole(t, "exec_command at 40,000 bytes", output(t, s, "exec-whole"), echoText(CodexExecBytes, ""))
 	cut(t, "exec_command at 40,001 bytes", output(t, s, "exec-cut"), "…1 tokens truncated…")
+	whole(t, "exec_command at 40,000 bytes, exit 1", output(t, s, "exec-fail"), echoText(CodexExecBytes, ""))
 	if o := output(t, s, "exec-whole"); !strings.Contains(o.Text, "\nProcess exited with code 0\nOriginal token count: 10000\nOutput:\n") {
 		t.Errorf("exec_command's header: %q", head(o.Text, 200))
 	}
@@ -155,8 +161,8 @@ func TestCodex(t *testing.T) {
 		t.Errorf("exec_command's environment has no CODEX_THREAD_ID: %q", env)
 	}
 	last := turns[2]
-	if len(last.Outputs()) != 11 {
-		t.Errorf("the last request: %d outputs, want the search's and ten calls'", len(last.Outputs()))
+	if len(last.Outputs()) != 12 {
+		t.Errorf("the last request: %d outputs, want the search's and eleven calls'", len(last.Outputs()))
 	}
 	if !strings.Contains(string(last.Body), `"encrypted_content":"ENC1"`) {
 		t.Error("the reasoning item's encrypted_content did not come back")
@@ -173,6 +179,70 @@ func TestCodex(t *testing.T) {
 	t.Logf("codex exec: %v, %d requests", run.Duration, len(s.Requests()))
 }
 
+// TestCodexFallback pins Codex's bounds for a model it has no metadata
+// for (gpt-4.1; also gpt-5.2-codex, gpt-5, o3 and any name no slug of its
+// catalogue starts): a quarter of the others. The model reaches an MCP
+// server in every call's _meta (x-codex-turn-metadata), the shell only
+// through nothing: its environment does not name it.
+func TestCodexFallback(t *testing.T) {
+	file := bigFile(t, 60000, "")
+	echo := func(id string, args map[string]any) Call {
+		return Call{ID: id, Name: "echo", Namespace: "mcp__echo", Args: args}
+	}
+	exec := func(id, cmd string) Call { return Call{ID: id, Name: "exec_command", Args: map[string]any{"cmd": cmd}} }
+	// Output within CodexReadBytes, written at once, then a line on
+	// stderr: the line comes before or after it, never inside (calls that
+	// run at once, so that Codex's readers race).
+	var order []Item
+	for i := range 12 {
+		order = append(order, exec(fmt.Sprintf("order-%d", i), fmt.Sprintf(`python3 -c "import os; os.write(1, (b'y'*99+b'\n')*%d); os.write(2, b'ERR\n')"`, CodexReadBytes/100)))
+	}
+	// Without metadata Codex offers no tool_search: the MCP tools are
+	// there from the first request.
+	s := NewServer(
+		Reply(append(order,
+			echo("mcp-whole", map[string]any{"bytes": CodexFallbackResultBytes}),
+			echo("mcp-cut", map[string]any{"bytes": CodexFallbackResultBytes + 1}),
+			echo("mcp-client", map[string]any{"client": true}),
+			exec("exec-whole", fmt.Sprintf("head -c %d %s", CodexFallbackExecBytes, file)),
+			exec("exec-cut", fmt.Sprintf("head -c %d %s", CodexFallbackExecBytes+1, file)),
+			exec("exec-fail", fmt.Sprintf("head -c %d %s; exit 1", CodexFallbackExecBytes, file)),
+			exec("exec-env", "env | grep -c gpt-4.1"),
+		)...),
+		Reply(Message{Text: "finished"}),
+	)
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run, err := (&Codex{Model: "gpt-4.1", MCP: echoServers(t)}).Run(ctx, s.URL, t.TempDir(), "measure")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Exit != 0 || !strings.Contains(string(run.Stdout), "finished") {
+		t.Fatalf("codex exec: exit %d\nstdout %s\nstderr %s", run.Exit, run.Stdout, run.Stderr)
+	}
+	if _, ok := s.Turns()[0].Tool("tool_search"); ok {
+		t.Error("Codex offers tool_search to a model it has no metadata for")
+	}
+	whole(t, "MCP text at 11,964 bytes", output(t, s, "mcp-whole"), echoText(CodexFallbackResultBytes, ""))
+	cut(t, "MCP text at 11,965 bytes", output(t, s, "mcp-cut"), " tokens truncated…")
+	if got := output(t, s, "mcp-client").Body(); !strings.Contains(got, `"model":"gpt-4.1"`) {
+		t.Errorf("the call's _meta names no model: %s", got)
+	}
+	whole(t, "exec_command at 10,000 bytes", output(t, s, "exec-whole"), echoText(CodexFallbackExecBytes, ""))
+	cut(t, "exec_command at 10,001 bytes", output(t, s, "exec-cut"), " chars truncated…")
+	whole(t, "exec_command at 10,000 bytes, exit 1", output(t, s, "exec-fail"), echoText(CodexFallbackExecBytes, ""))
+	if env := output(t, s, "exec-env").Body(); env != "0\n" {
+		t.Errorf("the shell's environment names the model: %q", env)
+	}
+	out := strings.Repeat(strings.Repeat("y", 99)+"\n", CodexReadBytes/100)
+	for i := range order {
+		if b := output(t, s, fmt.Sprintf("order-%d", i)).Body(); b != "ERR\n"+out && b != out+"ERR\n" {
+			t.Errorf("a stderr line fell inside %d bytes of stdout: at %d", len(out), strings.Index(b, "ERR"))
+		}
+	}
+}
+
 func TestClaude(t *testing.T) {
 	file := bigFile(t, 60000, "")
 	wide := bigFile(t, 60000, "é")
@@ -183,19 +253,19 @@ func TestClaude(t *testing.T) {
 	s := NewServer(
 		Reply(Message{Text: "loading"}, Call{ID: "search", Name: "ToolSearch", Args: map[string]any{"query": "select:mcp__echo__echo,mcp__echo__echo_big"}}),
 		Reply(
-			echo("mcp-whole", map[string]any{"bytes": 50000}),
-			echo("mcp-cut", map[string]any{"bytes": 50001}),
+			echo("mcp-whole", map[string]any{"bytes": ClaudeResultChars}),
+			echo("mcp-cut", map[string]any{"bytes": ClaudeResultChars + 1}),
 			echo("mcp-chars", map[string]any{"bytes": 92000, "unit": "é"}),
 			echo("mcp-error", map[string]any{"bytes": 300, "is_error": true}),
 			echo("mcp-structured", map[string]any{"bytes": 300, "structured": true}),
 			echo("mcp-client", map[string]any{"client": true}),
 			Call{ID: "big-whole", Name: "mcp__echo__echo_big", Args: map[string]any{"bytes": 150000}},
-			Call{ID: "big-cut", Name: "mcp__echo__echo_big", Args: map[string]any{"bytes": 200001}},
-			bash("bash-whole", "head -c 30000 "+file),
-			bash("bash-cut", "head -c 30001 "+file),
-			bash("bash-bytes", "head -c 30001 "+wide),
-			bash("fail-whole", "head -c 11012 "+file+"; exit 1"),
-			bash("fail-cut", "head -c 11013 "+file+"; exit 1"),
+			Call{ID: "big-cut", Name: "mcp__echo__echo_big", Args: map[string]any{"bytes": ClaudeDeclaredChars + 1}},
+			bash("bash-whole", fmt.Sprintf("head -c %d %s", ClaudeBashBytes, file)),
+			bash("bash-cut", fmt.Sprintf("head -c %d %s", ClaudeBashBytes+1, file)),
+			bash("bash-bytes", fmt.Sprintf("head -c %d %s", ClaudeBashBytes+1, wide)),
+			bash("fail-whole", fmt.Sprintf("head -c %d %s; exit 1", ClaudeBashFailChars, file)),
+			bash("fail-cut", fmt.Sprintf("head -c %d %s; exit 1", ClaudeBashFailChars+1, file)),
 			bash("bash-env", "env | grep -E '^(CLAUDECODE|AI_AGENT)=' | cut -d= -f1 | sort"),
 		),
 		Reply(Message{Text: "finished"}),
@@ -228,7 +298,7 @@ func TestClaude(t *testing.T) {
 		t.Errorf("after ToolSearch the request offers no mcp__echo__echo: %v", turns[1].Tools())
 	}
 
-	whole(t, "MCP text at 50,000 characters", output(t, s, "mcp-whole"), echoText(50000, ""))
+	whole(t, "MCP text at 50,000 characters", output(t, s, "mcp-whole"), echoText(ClaudeResultChars, ""))
 	cut(t, "MCP text at 50,001 characters", output(t, s, "mcp-cut"), "<persisted-output>\nOutput too large")
 	whole(t, "MCP text of 92,000 bytes in 49,680 characters (characters count, not bytes)", output(t, s, "mcp-chars"), echoText(92000, "é"))
 	// An isError result loses its final newline.
@@ -247,13 +317,13 @@ func TestClaude(t *testing.T) {
 	whole(t, "MCP text at 150,000 characters, the tool's bound 200,000", output(t, s, "big-whole"), echoText(150000, ""))
 	cut(t, "MCP text at 200,001 characters, the tool's bound 200,000", output(t, s, "big-cut"), "<persisted-output>\nOutput too large")
 	// Bash hands over the output without its final newline.
-	whole(t, "Bash at 30,000 bytes", output(t, s, "bash-whole"), strings.TrimSuffix(echoText(30000, ""), "\n"))
+	whole(t, "Bash at 30,000 bytes", output(t, s, "bash-whole"), strings.TrimSuffix(echoText(ClaudeBashBytes, ""), "\n"))
 	cut(t, "Bash at 30,001 bytes", output(t, s, "bash-cut"), "<persisted-output>\nOutput too large")
 	cut(t, "Bash at 30,001 bytes of é (bytes count, not characters)", output(t, s, "bash-bytes"), "<persisted-output>\nOutput too large")
 	// A command that fails is an error result "Exit code N\n" and its
 	// output, cut in the middle above 11,012 characters of output.
 	o = output(t, s, "fail-whole")
-	whole(t, "a failed Bash command at 11,012 characters", o, "Exit code 1\n"+echoText(11012, ""))
+	whole(t, "a failed Bash command at 11,012 characters", o, "Exit code 1\n"+echoText(ClaudeBashFailChars, ""))
 	if !o.IsError {
 		t.Error("a failed Bash command reached the model without is_error")
 	}

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 }
 
 // EchoInput asks for an output of exactly Bytes bytes, or with Client
-// for the clientInfo the client sent at initialize.
+// for the clientInfo the client sent at initialize and the call's _meta.
 type EchoInput struct {
 	Client     bool   `json:"client,omitempty"`
 	Bytes      int    `json:"bytes,omitempty"`
@@ -63,7 +63,7 @@ func serveEcho() {
 	echo := func(ctx context.Context, req *mcp.CallToolRequest, in EchoInput) (*mcp.CallToolResult, any, error) {
 		text := echoText(in.Bytes, in.Unit)
 		if in.Client {
-			b, _ := json.Marshal(req.Session.InitializeParams().ClientInfo)
+			b, _ := json.Marshal(map[string]any{"clientInfo": req.Session.InitializeParams().ClientInfo, "_meta": req.Params.Meta})
 			text = string(b)
 		}
 		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: in.IsError}

@@ -68,7 +68,10 @@ type Env struct {
 
 	// OutputBytes bounds what a verified-row command writes to stdout and
 	// stderr together (rows, diagnostic and continuation), for a caller
-	// that shows both as one text under a byte limit; 0 is no bound.
+	// that shows both as one text under a byte limit; 0 is no bound. A
+	// command may set it in Run before it writes (its --max-output, the
+	// bound of the agent whose shell runs it); Exec bounds the diagnostic
+	// by what is left of it then.
 	OutputBytes int
 
 	// Name is the name the command was invoked under (hpatch, rowkit
@@ -159,14 +162,12 @@ func (c *Command) Exec(ctx context.Context, env *Env, name string, args []string
 	e := *env
 	e.Name = name
 	env = &e
-	var out *atomic.Int64
-	if env.OutputBytes > 0 {
-		// Both streams count against the one bound: the diagnostic gets
-		// the room the output left.
-		out = new(atomic.Int64)
-		env.Stdout = &counting{w: env.Stdout, n: out}
-		env.Stderr = &counting{w: env.Stderr, n: out}
-	}
+	// Both streams count against the one bound: the diagnostic gets the
+	// room the output left. Run may set the bound itself (OutputBytes):
+	// from its --max-output, or the agent whose shell runs it.
+	out := new(atomic.Int64)
+	env.Stdout = &counting{w: env.Stdout, n: out}
+	env.Stderr = &counting{w: env.Stderr, n: out}
 	err := c.Run(ctx, env, args)
 	if err == nil {
 		return errs.ExitOK
@@ -178,7 +179,7 @@ func (c *Command) Exec(ctx context.Context, env *Env, name string, args []string
 		return c.Fail(env, err)
 	}
 	line := env.line(err)
-	if out != nil {
+	if env.OutputBytes > 0 {
 		line = clampLine(line, env.OutputBytes-int(out.Load()))
 	}
 	io.WriteString(env.Stderr, line)

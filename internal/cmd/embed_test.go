@@ -170,13 +170,16 @@ func TestOutputBytes(t *testing.T) {
 	for _, bound := range []int{9600, 2000} {
 		limit := fmt.Sprintf("%s-byte output limit reached", map[int]string{9600: "9,600", 2000: "2,000"}[bound])
 
+		// hread's diagnostic ends with the command that reads on.
 		out := call(dir, bound, "", "hread", "big.txt")
 		if out.Code != 1 {
 			t.Errorf("hread: exit %d", out.Code)
 		}
-		checkBound(t, "hread", out, []byte(rowsOf(text)), bound, "hread: output incomplete: "+limit+"\n")
+		next := bytes.Count(out.Stdout, []byte("\n")) + 1
+		checkBound(t, "hread", out, []byte(rowsOf(text)), bound, fmt.Sprintf("hread: output incomplete: %s; continue with: hread big.txt %d:\n", limit, next))
 		out = call(dir, bound, "", "rowkit", "hread", "big.txt", "5:600")
-		checkBound(t, "rowkit hread", out, []byte(rowsOf(text))[len(rowsOf(strings.Join(strings.SplitAfter(text, "\n")[:4], ""))):], bound, "rowkit hread: output incomplete: "+limit+"\n")
+		next = bytes.Count(out.Stdout, []byte("\n")) + 5
+		checkBound(t, "rowkit hread", out, []byte(rowsOf(text))[len(rowsOf(strings.Join(strings.SplitAfter(text, "\n")[:4], ""))):], bound, fmt.Sprintf("rowkit hread: output incomplete: %s; continue with: rowkit hread big.txt %d:600\n", limit, next))
 
 		full := call(dir, 0, "", "hgrep", "needle", "big.txt")
 		out = call(dir, bound, "", "hgrep", "needle", "big.txt")
@@ -233,8 +236,9 @@ func TestOutputBytes(t *testing.T) {
 	}
 	writeFiles(t, dir, map[string]string{"huge.txt": huge.String()})
 	out := call(dir, 1<<20, "", "hread", "huge.txt")
-	if out.Code != 1 || string(out.Stderr) != "hread: output incomplete: 15,000-token limit reached\n" {
-		t.Errorf("hread under a 1 MiB bound: exit %d, %q", out.Code, out.Stderr)
+	want := fmt.Sprintf("hread: output incomplete: 15,000-token limit reached; continue with: hread huge.txt %d:\n", bytes.Count(out.Stdout, []byte("\n"))+1)
+	if out.Code != 1 || string(out.Stderr) != want {
+		t.Errorf("hread under a 1 MiB bound: exit %d, %q, want %q", out.Code, out.Stderr, want)
 	}
 }
 

@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"io"
 	"os"
 	"sync"
 	"syscall"
@@ -24,8 +26,8 @@ var Grep = &cli.Command{
 	HelpMore: grep.PolicyHelp,
 	Exits: []cli.Exit{
 		{Status: 0, When: "success; no match is an empty result"},
-		{Status: 1, When: "failure: rg_missing, invalid_pattern, rg_failed (ripgrep's own message, e.g. a missing path; rows found elsewhere are still printed), not_utf8 (a printed row; or a file name, skipped after the rest was searched), not_regular (a named FIFO, socket, device or kernel pseudo file), changed, read, too_large, write, cancelled; or output_incomplete (token limit)"},
-		{Status: 2, When: "usage: no pattern, a rejected or unknown option, a bad context value, the path - (stdin)"},
+		{Status: 1, When: "failure: rg_missing, invalid_pattern, rg_failed (ripgrep's own message, e.g. a missing path; rows found elsewhere are still printed), not_utf8 (a printed row; or a file name, skipped after the rest was searched), not_regular (a named FIFO, socket, device or kernel pseudo file), changed, read, too_large, write, cancelled; or output_incomplete (token limit or output bound)"},
+		{Status: 2, When: "usage: no pattern, a rejected or unknown option, a bad context value, the path - (stdin), a --max-output or ROWKIT_MAX_OUTPUT that is not a number of bytes"},
 	},
 	Run: runGrep,
 	// A signal (Ctrl-C) ends ripgrep's process group before hgrep exits.
@@ -68,8 +70,11 @@ Output is bounded by token admission (o200k_base, after de-duplication): rows
 are written while the total stays within 15,000 tokens, one more may take it
 to 15,500; at the first row left out hgrep stops and kills ripgrep, keeps the
 rows written, prints "hgrep: output incomplete: 15,000-token limit reached"
-and exits 1.
+and exits 1. Under an output bound (--max-output, below) rows are admitted
+while they fit it with that line, which then names the bound.
 
+hgrep's own option, beside ripgrep's:
+` + maxOutputHelp + `
 `
 
 // grepOptions is hgrep's command line for the parser: grep's policy table,
@@ -77,7 +82,7 @@ and exits 1.
 // the rejected ones refused with their reason before any value is read.
 // policy maps each back to its row. Built on first use.
 var grepOptions = sync.OnceValues(func() ([]cli.Option, map[*cli.Option]*grep.Option) {
-	opts := make([]cli.Option, len(grep.Options))
+	opts := make([]cli.Option, len(grep.Options), len(grep.Options)+1)
 	policy := make(map[*cli.Option]*grep.Option, len(opts))
 	for i := range grep.Options {
 		o := &grep.Options[i]
@@ -87,25 +92,42 @@ var grepOptions = sync.OnceValues(func() ([]cli.Option, map[*cli.Option]*grep.Op
 		}
 		policy[&opts[i]] = o
 	}
+	// hgrep's own, beside the policy's: ripgrep never sees it. (The
+	// capacity is there: policy's keys point into opts.)
+	opts = append(opts, maxOutputOption)
 	return opts, policy
 })
 
 // parseGrep reads hgrep's command line: the shared parser splits it, the
 // policy decides each option.
 func parseGrep(args []string) (*grep.Plan, error) {
+	plan, _, err := parseGrepLine(args)
+	return plan, err
+}
+
+// parseGrepLine is parseGrep, with hgrep's --max-output (notGiven when
+// absent).
+func parseGrepLine(args []string) (*grep.Plan, int, error) {
 	opts, policy := grepOptions()
 	var b grep.Planner
-	pos, err := cli.Parse("grep", opts, args, func(a cli.Arg) error {
-		return b.Use(policy[a.Option], a.Spelled, a.Value)
+	maxOut := notGiven
+	pos, err := cli.Parse("grep", opts, args, func(a cli.Arg) (err error) {
+		o, ok := policy[a.Option]
+		if !ok { // --max-output
+			maxOut, err = parseMaxOutput(a.Spelled, a.Value)
+			return err
+		}
+		return b.Use(o, a.Spelled, a.Value)
 	})
 	if err != nil {
-		return nil, err
+		return nil, maxOut, err
 	}
-	return b.Finish(pos)
+	plan, err := b.Finish(pos)
+	return plan, maxOut, err
 }
 
 func runGrep(ctx context.Context, env *cli.Env, args []string) error {
-	plan, err := parseGrep(args)
+	plan, maxOut, err := parseGrepLine(args)
 	if err != nil {
 		return err
 	}
@@ -113,7 +135,21 @@ func runGrep(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := bufio.NewWriterSize(env.Stdout, 32<<10)
+	bound, err := bounded(env, maxOut)
+	if err != nil {
+		return err
+	}
+	// Rows stream to stdout, unless the agent shows less of a command
+	// that fails than of one that does not: then they are held (within
+	// the larger bound) until the search has ended, and cut to the
+	// smaller if it ends with an error.
+	var held bytes.Buffer
+	var dst io.Writer = env.Stdout
+	twoBounds := bound.fail > 0 && bound.fail < bound.ok
+	if twoBounds {
+		dst = &held
+	}
+	out := bufio.NewWriterSize(dst, 32<<10)
 	b := env.Budget()
 	p := rows.NewPrinter(out, b)
 	res, err := grep.Search(ctx, plan, grep.Config{Dir: dir, LookupEnv: env.LookupEnv, Budget: b}, p)
@@ -123,11 +159,43 @@ func runGrep(ctx context.Context, env *cli.Env, args []string) error {
 	if werr == nil {
 		werr = out.Flush()
 	}
-	if err != nil {
+	switch {
+	case err != nil:
+	case werr != nil:
+		err = errs.Errorf(errs.Write, "writing output: %v", regfile.Cause(werr))
+	default:
+		err = res.Err()
+	}
+	if twoBounds {
+		if err != nil {
+			err = cutToFailBound(env, bound, &held, err)
+		}
+		if _, werr := held.WriteTo(env.Stdout); werr != nil {
+			return errs.Errorf(errs.Write, "writing output: %v", regfile.Cause(werr))
+		}
+	}
+	return err
+}
+
+// cutToFailBound cuts the rows held in out to what the bound of a command
+// that fails leaves beside its diagnostic, and narrows env's bound to it.
+// A cut result says that bound stopped it, and names the error that ended
+// it first when that was another.
+func cutToFailBound(env *cli.Env, bound outputBound, out *bytes.Buffer, err error) error {
+	env.OutputBytes = bound.fail
+	fb := env.Budget()
+	line := len(env.Name) + len(": \n") + len(cli.Diagnostic(err))
+	if out.Len()+line <= bound.fail {
 		return err
 	}
-	if werr != nil {
-		return errs.Errorf(errs.Write, "writing output: %v", regfile.Cause(werr))
+	room := fb.MaxBytes - fb.Reserve
+	if !errs.Is(err, errs.Incomplete) {
+		room -= line // both said, on one line
 	}
-	return res.Err()
+	out.Truncate(bytes.LastIndexByte(out.Bytes()[:max(min(room, out.Len()), 0)], '\n') + 1)
+	stopped := fb.Stopped(true)
+	if errs.Is(err, errs.Incomplete) {
+		return stopped
+	}
+	return errs.New(errs.Incomplete, stopped.Msg+"; and "+cli.Diagnostic(err))
 }

@@ -14,7 +14,7 @@ import (
 var Inspect = &cli.Command{
 	Name:    "inspect",
 	Aliases: []string{"inspect_file"},
-	Usage:   "inspect_file PATH",
+	Usage:   "inspect_file [--max-output BYTES] PATH",
 	Summary: "outline a file's structure as JSON, each entry spanning LINE:HASH rows",
 	Help: `Prints one JSON document (one line, LF-terminated) describing the file PATH,
 a path relative to the workspace (the canonical current directory):
@@ -39,21 +39,23 @@ its size is reported (line_count null) and its content is never read.
 Supported files must be strict UTF-8. A recoverable syntax error gives a
 partial outline with "parse_complete":false.
 
-The whole output is at most 65,536 bytes; a longer outline keeps its
-longest prefix that fits and reports "truncated":true,"truncation":
-{"reason":"output_bytes","after_entries":N}.
+The whole output is at most 65,536 bytes, or the output bound (below); a
+longer outline keeps its longest prefix that fits and reports
+"truncated":true,"truncation":{"reason":"output_bytes","after_entries":N}.
 
-PATH is exactly one argument and there are no options ("--" may precede a
-path starting with a dash). Absolute paths, paths climbing out with "..",
+PATH is exactly one argument ("--" may precede a path starting with a
+dash). Absolute paths, paths climbing out with "..",
 @shell paths and symlinks whose target leaves the workspace are refused.
 
 On failure stdout is one document {"ok":false,"path":PATH or null,
 "error":{"code","message"}} and stderr is empty. Codes: usage, not_found,
 not_regular, not_utf8, outside_workspace, read, parse, output_limit.
-`,
+
+options:
+` + maxOutputHelp,
 	Exits: []cli.Exit{
 		{Status: 0, When: "success, also a partial parse (parse_complete false) or a truncated outline"},
-		{Status: 1, When: "any failure, usage errors included (the failure document's code tells them apart: usage, not_found, not_regular, not_utf8, outside_workspace, read, parse, output_limit)"},
+		{Status: 1, When: "any failure, usage errors included (the failure document's code tells them apart: usage, also for a --max-output or ROWKIT_MAX_OUTPUT that is not a number of bytes; not_found, not_regular, not_utf8, outside_workspace, read, parse, output_limit)"},
 	},
 	Run:  runInspect,
 	Fail: failInspect,
@@ -76,7 +78,14 @@ func inspectUsage(path *string, msg string) error {
 }
 
 func runInspect(ctx context.Context, env *cli.Env, args []string) error {
-	args, err := cli.Parse("inspect", nil, args, nil)
+	maxOut := notGiven
+	args, err := cli.Parse("inspect", []cli.Option{maxOutputOption}, args, func(a cli.Arg) (err error) {
+		maxOut, err = parseMaxOutput(a.Spelled, a.Value)
+		return err
+	})
+	if err == nil {
+		_, err = bounded(env, maxOut)
+	}
 	if e, ok := errs.As(err); ok {
 		return inspectUsage(nil, e.Msg)
 	}

@@ -22,7 +22,7 @@ const maxScriptBytes = 64 << 20
 var Patch = &cli.Command{
 	Name:    "patch",
 	Aliases: []string{"hpatch"},
-	Usage:   "hpatch [-f FILE] [--dry-run] [--json] [--gofmt]",
+	Usage:   "hpatch [-f FILE] [--dry-run] [--json] [--gofmt] [--max-output BYTES]",
 	Summary: "apply an HPATCH/2 edit script (stdin) to the files of the current directory",
 	Help: `Reads an HPATCH/2 script from stdin (or FILE) and applies it to the workspace,
 the current directory, addressed by the verified rows (LINE:HASH) and exact
@@ -50,12 +50,15 @@ options:
               before it (and new ones); the report lists the rows gofmt
               changed under "gofmt:". Without it the exact bytes are written.
   --json      print the result as JSON on stdout (also when rejected)
-
+` + maxOutputHelp + `
+The report of edits, a dry run's diff and a rejection's failures are
+admitted block by block under 15,000 tokens and the output bound, and end
+with a line saying how many were left out.
 `,
 	Exits: []cli.Exit{
 		{Status: 0, When: "applied, or nothing to do (every edit a no-op), or a dry run"},
 		{Status: 1, When: "rejected, nothing written: script-syntax, row-missing, row-stale, occurrence-missing, invalid-count, target-order, edit-conflict, active-file, initialization, file-path, language-syntax; or journal (a pending journal that is not rowkit's own, or another rowkit process committing here for over 10 s)"},
-		{Status: 2, When: "usage"},
+		{Status: 2, When: "usage (also a --max-output or ROWKIT_MAX_OUTPUT that is not a number of bytes)"},
 		{Status: 3, When: "the commit failed: rolled back, every file as it was, unless the message says where each file stands"},
 	},
 	Run:  runPatch,
@@ -78,13 +81,18 @@ var patchOptions = []cli.Option{
 	{Long: []string{"dry-run"}},
 	{Long: []string{"json"}},
 	{Long: []string{"gofmt"}},
+	maxOutputOption,
 }
 
 func runPatch(ctx context.Context, env *cli.Env, args []string) error {
 	var file string
 	var dry, asJSON, haveFile, gofmt bool
-	ops, err := cli.Parse("patch", patchOptions, args, func(a cli.Arg) error {
+	maxOut := notGiven
+	ops, err := cli.Parse("patch", patchOptions, args, func(a cli.Arg) (err error) {
 		switch a.Long[0] {
+		case maxOutputOption.Long[0]:
+			maxOut, err = parseMaxOutput(a.Spelled, a.Value)
+			return err
 		case "dry-run":
 			dry = true
 		case "json":
@@ -100,7 +108,11 @@ func runPatch(ctx context.Context, env *cli.Env, args []string) error {
 		return err
 	}
 	if len(ops) > 0 {
-		return errs.Usagef("unexpected argument %q; the script comes on stdin or with -f FILE; usage: hpatch [-f FILE] [--dry-run] [--json] [--gofmt]", ops[0])
+		return errs.Usagef("unexpected argument %q; the script comes on stdin or with -f FILE; usage: hpatch [-f FILE] [--dry-run] [--json] [--gofmt] [--max-output BYTES]", ops[0])
+	}
+	bound, err := bounded(env, maxOut)
+	if err != nil {
+		return err
 	}
 	var src []byte
 	if haveFile {
@@ -132,6 +144,9 @@ func runPatch(ctx context.Context, env *cli.Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "%s: %s\n", env.Name, res.Recovery)
 	}
 	if err != nil {
+		// A rejection exits 1: its report gets the bound of a command
+		// that fails.
+		env.OutputBytes = bound.fail
 		if res != nil {
 			return &patchFailure{err: err, res: res, json: asJSON}
 		}

@@ -44,22 +44,29 @@ CHANGED_DURING_READ and a retry of the same range.
 stdout always carries the result in the chosen format (for a failure, its
 notes or its json document); a failure or refusal also prints one line
 "read: CODE: MESSAGE" on stderr.
-`,
+
+Under an output bound (--max-output, below) the text formats show the
+rows that fit it with their notes, the continue note among them; json is a
+document for programs and is never cut.
+
+options:
+` + maxOutputHelp,
 	Exits: []cli.Exit{
 		{Status: 0, When: "ok: text, a directory listing or media (also empty and truncated views)"},
 		{Status: 1, When: "failure: INVALID_INPUT (offset or limit not a positive integer), NOT_FOUND (with suggestions), NOT_A_FILE, DANGEROUS_PATH, OUTSIDE_ALLOWED_ROOTS, PERMISSION_DENIED, DENIED, CHANGED_DURING_READ, ABORTED, UNSUPPORTED_BACKEND, EXTENSION_FAILED, IO_ERROR"},
-		{Status: 2, When: "usage: no PATH, a second PATH, an unknown option, a missing option value, an unknown format"},
+		{Status: 2, When: "usage: no PATH, a second PATH, an unknown option, a missing option value, an unknown format, a --max-output or ROWKIT_MAX_OUTPUT that is not a number of bytes"},
 		{Status: 3, When: "unsupported: the content is not text (IMAGE over the media limit, PDF, OFFICE_DOCUMENT, BINARY, UNKNOWN_ENCODING, INVALID_NOTEBOOK, TOO_LARGE)"},
 	},
 	Run: runRead,
 }
 
-const readUsage = "read PATH [--offset N] [--limit N] [--format rows|numbered|plain|json] [--root DIR]"
+const readUsage = "read PATH [--offset N] [--limit N] [--format rows|numbered|plain|json] [--root DIR] [--max-output BYTES]"
 
 // readArgs is the parsed command line of rowkit read.
 type readArgs struct {
 	path, offset, limit, format, root string
 	hasPath                           bool
+	maxOutput                         int
 }
 
 // readOptions are rowkit read's options; each takes a value, once.
@@ -68,13 +75,18 @@ var readOptions = []cli.Option{
 	{Long: []string{"limit"}, Value: true},
 	{Long: []string{"format"}, Value: true},
 	{Long: []string{"root"}, Value: true},
+	maxOutputOption,
 }
 
 // parseReadArgs parses PATH and the options, in any order; "--" ends the
 // options. Values are kept as strings for the engine's rules.
 func parseReadArgs(args []string) (readArgs, error) {
-	a := readArgs{format: read.FormatRows}
-	ops, err := cli.Parse("read", readOptions, args, func(o cli.Arg) error {
+	a := readArgs{format: read.FormatRows, maxOutput: notGiven}
+	ops, err := cli.Parse("read", readOptions, args, func(o cli.Arg) (err error) {
+		if o.Long[0] == maxOutputOption.Long[0] {
+			a.maxOutput, err = parseMaxOutput(o.Spelled, o.Value)
+			return err
+		}
 		if o.Value == "" {
 			// An empty value would read as "not given" and pass unnoticed.
 			return errs.Usagef("%s needs a value", o.Spelled)
@@ -102,6 +114,9 @@ func parseReadArgs(args []string) (readArgs, error) {
 func runRead(ctx context.Context, env *cli.Env, args []string) error {
 	a, err := parseReadArgs(args)
 	if err != nil {
+		return err
+	}
+	if _, err := bounded(env, a.maxOutput); err != nil {
 		return err
 	}
 	var root *workspace.Root

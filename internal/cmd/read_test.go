@@ -12,17 +12,19 @@ func TestParseReadArgs(t *testing.T) {
 		args string
 		want readArgs
 	}{
-		{"a.txt", readArgs{path: "a.txt", format: "rows", hasPath: true}},
-		{"--offset 3 a.txt --limit=4", readArgs{path: "a.txt", offset: "3", limit: "4", format: "rows", hasPath: true}},
-		{"--format json --root /tmp -- --odd", readArgs{path: "--odd", format: "json", root: "/tmp", hasPath: true}},
-		{"- --format=plain", readArgs{path: "-", format: "plain", hasPath: true}},
+		{"a.txt", readArgs{path: "a.txt", format: "rows", hasPath: true, maxOutput: notGiven}},
+		{"--offset 3 a.txt --limit=4", readArgs{path: "a.txt", offset: "3", limit: "4", format: "rows", hasPath: true, maxOutput: notGiven}},
+		{"--format json --root /tmp -- --odd", readArgs{path: "--odd", format: "json", root: "/tmp", hasPath: true, maxOutput: notGiven}},
+		{"- --format=plain", readArgs{path: "-", format: "plain", hasPath: true, maxOutput: notGiven}},
+		{"--max-output 5000 a.txt", readArgs{path: "a.txt", format: "rows", hasPath: true, maxOutput: 5000}},
+		{"a.txt --max-output=0", readArgs{path: "a.txt", format: "rows", hasPath: true, maxOutput: 0}},
 	} {
 		got, err := parseReadArgs(strings.Fields(c.args))
 		if err != nil || got != c.want {
 			t.Errorf("%q: %+v, %v", c.args, got, err)
 		}
 	}
-	for _, args := range []string{"", "a b", "--offset", "--x a", "--format xml a", "--limit 1 --limit 2 a", "-- a b", "--offset= a", "--limit= a", "--root= a", "--format= a"} {
+	for _, args := range []string{"", "a b", "--offset", "--x a", "--format xml a", "--limit 1 --limit 2 a", "-- a b", "--offset= a", "--limit= a", "--root= a", "--format= a", "--max-output x a", "--max-output=-1 a", "--max-output= a", "--max-output +5 a"} {
 		if _, err := parseReadArgs(strings.Fields(args)); errs.Code(err) != errs.Usage {
 			t.Errorf("%q: %v, want a usage error", args, err)
 		}

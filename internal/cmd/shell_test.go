@@ -85,7 +85,7 @@ func TestShellPrivateCommandCeiling(t *testing.T) {
 	dir, text := bigFiles(t)
 	full := rowsOf(text)
 	out := shellCall(dir, "--max-output", "2000", "-c", "hread big.txt")
-	m := regexp.MustCompile(`(?s)^(.*\n)hread: output incomplete: ([0-9,]+)-byte output limit reached\n$`).FindSubmatch(out.Stdout)
+	m := regexp.MustCompile(`(?s)^(.*\n)hread: output incomplete: ([0-9,]+)-byte output limit reached; continue with: hread big.txt [0-9]+:\n$`).FindSubmatch(out.Stdout)
 	if out.Code != 1 || m == nil || len(out.Stdout) > 2000 || !strings.HasPrefix(full, string(m[1])) || len(m[1]) < 1000 || len(out.Stderr) != 0 {
 		t.Errorf("on the output: exit %d, %d bytes:\n%s", out.Code, len(out.Stdout), out.Stdout)
 	}

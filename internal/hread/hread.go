@@ -41,15 +41,19 @@ type Range struct {
 // All is the range of every line.
 var All = Range{Start: 1, End: int(^uint(0) >> 1)}
 
-// ParseRange parses START:END: positive base-10 numbers, START <= END.
+// ParseRange parses START:END: positive base-10 numbers, START <= END; an
+// empty END (START:) is the end of the file, as a continuation names it.
 func ParseRange(s string) (Range, error) {
 	a, b, ok := strings.Cut(s, ":")
 	if !ok {
-		return Range{}, errs.Errorf(CodeRange, "range %q must be START:END, e.g. 10:20", s)
+		return Range{}, errs.Errorf(CodeRange, "range %q must be START:END (or START: to the end), e.g. 10:20", s)
 	}
 	start, err := lineNumber(a)
 	if err != nil {
 		return Range{}, errs.Errorf(CodeRange, "range %q: START %v", s, err)
+	}
+	if b == "" {
+		return Range{start, All.End}, nil
 	}
 	end, err := lineNumber(b)
 	if errors.Is(err, errTooLarge) {

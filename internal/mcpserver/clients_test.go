@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -426,4 +428,266 @@ func TestReadmeRegistration(t *testing.T) {
 			t.Errorf("README.md has no registration snippet\n%s", want)
 		}
 	}
+}
+
+// TestAgentClientsReadOn is issue 18's "every output reaches the model
+// whole", with the real clients: the scripted model reads two files
+// larger than any client's bound, the Python standard library's
+// argparse.py and a generated 5,000-line file, through MCP (read_file)
+// and through the client's shell (hread), and follows each continuation
+// it got, as the client delivered it, until the file ends. Every output
+// must reach the model whole (no truncation marker, no saved-file
+// preview), be exactly what rowkit prints for the same request under the
+// same bound, end at a whole row with its continuation, at most 1.10x
+// the tokens of rowkit's text with the client's wrapper; the views
+// together must be the file's rows, each once. Codex runs twice: with a
+// model it has metadata for, and with one it has not (gpt-4.1), whose
+// bounds are a quarter.
+func TestAgentClientsReadOn(t *testing.T) {
+	bin := rowkitBin(t)
+	ws := canon(t, t.TempDir())
+	out, err := exec.Command("python3", "-c", "import argparse; print(argparse.__file__)").Output()
+	if err != nil {
+		t.Fatalf("python3: %v", err)
+	}
+	argparse, err := os.ReadFile(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(ws, "argparse.py"), string(argparse))
+	var big strings.Builder
+	for i := 1; i <= 5000; i++ {
+		fmt.Fprintf(&big, "\tcase %d: return f%d(x)\n", i, i%97)
+	}
+	write(t, filepath.Join(ws, "big.go"), big.String())
+	linkDir := t.TempDir()
+	if out, err := exec.Command(bin, "link", linkDir).CombinedOutput(); err != nil {
+		t.Fatalf("rowkit link: %v\n%s", err, out)
+	}
+	clients := []struct {
+		agentClient
+		model string // Codex's model; "" for the default
+	}{
+		{codexClient(), "gpt-5.5-codex"},
+		{codexModelClient("gpt-4.1"), "gpt-4.1"},
+		{claudeClient(), ""},
+	}
+	for _, c := range clients {
+		name := c.name
+		if c.model != "" && c.model != "gpt-5.5-codex" {
+			name += "-" + c.model
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testReadOn(t, c.agentClient, c.model, bin, ws, linkDir, map[string][]byte{"argparse.py": argparse, "big.go": []byte(big.String())})
+		})
+	}
+}
+
+// codexModelClient is Codex with a model it has no metadata for: no tool
+// search, the MCP tools offered from the first request.
+func codexModelClient(model string) agentClient {
+	c := codexClient()
+	c.find = nil
+	c.run = func(ctx context.Context, s *agenttest.Server, ws, linkDir string, server agenttest.MCPServer) (*agenttest.Run, error) {
+		cx := &agenttest.Codex{Model: model, MCP: map[string]agenttest.MCPServer{"rowkit": server},
+			HomeFiles: map[string]string{".profile": "PATH=" + linkDir + ":$PATH\n"}}
+		return cx.Run(ctx, s.URL, ws, "read the files")
+	}
+	return c
+}
+
+// readChain is one file read on and on through one channel.
+type readChain struct {
+	id, file string
+	shell    bool
+	calls    []string // the call ids, in order
+	done     bool
+}
+
+var (
+	readContinueRE = regexp.MustCompile(`\[read:continue\] [^\n]* read offset ([0-9]+)\n?$`)
+	hreadContinue  = "; continue with: "
+)
+
+func testReadOn(t *testing.T, c agentClient, model, bin, ws, linkDir string, files map[string][]byte) {
+	var chains []*readChain
+	for _, f := range []string{"argparse.py", "big.go"} {
+		chains = append(chains, &readChain{id: "mcp-" + f, file: f}, &readChain{id: "sh-" + f, file: f, shell: true})
+	}
+	// call is a chain's next call: the first, or the continuation its
+	// last output names; ok false when there is none.
+	call := func(r *agenttest.Request, ch *readChain) (agenttest.Item, bool) {
+		id := fmt.Sprintf("%s-%d", ch.id, len(ch.calls)+1)
+		args := map[string]any{"path": ch.file}
+		cmd := "hread " + ch.file
+		if len(ch.calls) > 0 {
+			o, ok := r.Output(ch.calls[len(ch.calls)-1])
+			if !ok {
+				t.Errorf("%s: no output of %s", ch.id, ch.calls[len(ch.calls)-1])
+				return nil, false
+			}
+			body := strings.TrimRight(o.Body(), "\n")
+			if ch.shell {
+				var ok bool
+				if cmd, ok = continuation(body); !ok {
+					return nil, false
+				}
+			} else {
+				m := readContinueRE.FindStringSubmatch(body)
+				if m == nil {
+					return nil, false
+				}
+				var offset int
+				fmt.Sscan(m[1], &offset)
+				args["offset"] = offset
+			}
+		}
+		ch.calls = append(ch.calls, id)
+		if ch.shell {
+			return c.shell(id, cmd), true
+		}
+		return c.mcp(id, "read_file", args), true
+	}
+	step := func(r *agenttest.Request) agenttest.Turn {
+		var items []agenttest.Item
+		for _, ch := range chains {
+			if ch.done {
+				continue
+			}
+			if it, ok := call(r, ch); ok && len(ch.calls) <= 40 {
+				items = append(items, it)
+			} else {
+				ch.done = true
+			}
+		}
+		if len(items) == 0 {
+			return agenttest.Turn{Items: []agenttest.Item{agenttest.Message{Text: "finished"}}}
+		}
+		return agenttest.Turn{Items: items}
+	}
+	var steps []agenttest.Step
+	if len(c.find) > 0 {
+		steps = append(steps, agenttest.Reply(c.find[0]))
+	}
+	s := agenttest.NewServer(steps...)
+	s.Final = step
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	run, err := c.run(ctx, s, ws, linkDir, agenttest.MCPServer{Command: bin, Args: []string{"mcp", "--root", ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Exit != 0 || !strings.Contains(string(run.Stdout), "finished") {
+		t.Fatalf("%s: exit %d\nstdout %s\nstderr %.2000s", c.name, run.Exit, run.Stdout, run.Stderr)
+	}
+	t.Logf("%s %s ran %v, %d model requests", c.name, model, run.Duration, len(s.Turns()))
+
+	// What rowkit prints for the same requests: the server in-process,
+	// told the same client and model; the shell names run with the
+	// variables the client's shell sets.
+	clientName, version := codexName, "0.169.0"
+	shellEnv := "CODEX_THREAD_ID=1"
+	if c.name == "claude" {
+		clientName, version, shellEnv = claudeName, "2.1.328", "CLAUDECODE=1"
+	}
+	cs := connectAs(t, newTextServer(t, Options{Roots: []string{ws}}), clientName, version)
+	// want is what rowkit prints for call number n of ch: stdout, and
+	// stderr for the shell.
+	want := func(ch *readChain, n int) (string, string) {
+		if !ch.shell {
+			offset := 1
+			if n > 0 {
+				prev, _ := s.Output(ch.calls[n-1])
+				m := readContinueRE.FindStringSubmatch(strings.TrimRight(prev.Body(), "\n"))
+				fmt.Sscan(m[1], &offset)
+			}
+			return text(callAs(t, cs, boundClient{name: clientName, version: version, model: model}, "read_file", map[string]any{"path": ch.file, "offset": offset})), ""
+		}
+		argv := []string{ch.file}
+		if n > 0 {
+			prev, _ := s.Output(ch.calls[n-1])
+			next, _ := continuation(prev.Body())
+			argv = strings.Fields(next)[1:]
+		}
+		cmd := exec.Command(filepath.Join(linkDir, "hread"), argv...)
+		cmd.Dir = ws
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), shellEnv}
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		cmd.Run()
+		return stdout.String(), stderr.String()
+	}
+	for _, ch := range chains {
+		var rowsRead strings.Builder
+		for i, id := range ch.calls {
+			o, ok := s.Output(id)
+			if !ok {
+				t.Fatalf("%s: no output of %s reached the model", ch.id, id)
+			}
+			for _, m := range cutMarkers {
+				if strings.Contains(o.Text, m) {
+					t.Errorf("%s: the client cut the output (%q):\n%.300s", id, m, o.Text)
+				}
+			}
+			stdout, stderr := want(ch, i)
+			body, w := o.Body(), stdout+stderr
+			switch {
+			case c.trimsErrors && ch.shell:
+				// Claude Code drops the final newline, and says the exit
+				// status of one that failed.
+				w = strings.TrimRight(w, "\n")
+				body = strings.TrimPrefix(body, "Exit code 1\n")
+			case ch.shell && body == stderr+stdout:
+				// Codex shows stdout and stderr in the order it read
+				// them, each whole within its read size.
+				w = body
+			}
+			if body != w {
+				t.Fatalf("%s: the model got\n%s\nwant\n%s\nraw %.400s", id, tail(body, 400), tail(w, 400), o.Text)
+			}
+			ratio := float64(tokens.Count(o.Text)) / float64(tokens.Count(w))
+			if tokens.Count(w) >= 1000 && ratio > 1.10 {
+				t.Errorf("%s: the model got %.3fx the tokens of the text", id, ratio)
+			}
+			// The rows, up to the blank line before read_file's notes or
+			// the shell's diagnostic.
+			rowsPart := body
+			if j := strings.Index(body, "\n\n[read:"); !ch.shell && j >= 0 {
+				rowsPart = body[:j+1]
+			}
+			if ch.shell {
+				rowsPart = stdout
+			}
+			rowsRead.WriteString(strings.TrimRight(rowsPart, "\n") + "\n")
+			if i == 0 {
+				t.Logf("%s: %d bytes, %d tokens as the model got them (%.3fx)", id, len(o.Text), tokens.Count(o.Text), ratio)
+			}
+		}
+		var all strings.Builder
+		for i, l := range strings.Split(strings.TrimSuffix(string(files[ch.file]), "\n"), "\n") {
+			all.Write(rowsAppend(i+1, l))
+		}
+		if rowsRead.String() != all.String() {
+			t.Errorf("%s: %d calls read %d bytes of rows; the file has %d", ch.id, len(ch.calls), rowsRead.Len(), all.Len())
+		}
+		t.Logf("%s: %d calls", ch.id, len(ch.calls))
+	}
+}
+
+// rowsAppend is line n as a verified row, computed here.
+func rowsAppend(n int, text string) []byte {
+	h := sha256.Sum256([]byte(text))
+	return fmt.Appendf(nil, "%d:%s %s\n", n, hex.EncodeToString(h[:2]), text)
+}
+
+// continuation is the command a shell diagnostic in body names to read on.
+func continuation(body string) (string, bool) {
+	i := strings.Index(body, hreadContinue)
+	if i < 0 {
+		return "", false
+	}
+	next, _, _ := strings.Cut(body[i+len(hreadContinue):], "\n")
+	return next, true
 }

@@ -57,8 +57,11 @@ func (s *Server) edit(ctx context.Context, req *mcp.CallToolRequest, in EditInpu
 	if res == nil {
 		return nil, nil, err
 	}
-	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: editText(res, err, rows.DefaultBudget)}}}
-	res.Bound(editBounds)
+	bound := s.resultBytes(req)
+	b := rows.DefaultBudget
+	b.MaxBytes = bound
+	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: editText(res, err, b)}}}
+	s.editWithin(res, bound)
 	// A rejected or rolled-back script is the engine's own result, with
 	// the reasons in failures; the call is an error all the same.
 	out.IsError = err != nil
@@ -73,4 +76,37 @@ func editText(res *patch.Result, err error, b rows.Budget) string {
 		return patch.Text(res, err, b, "edit")
 	}
 	return res.Within(b, "edit: ")
+}
+
+// editWithin bounds res's lists (editBounds) and, on a structured server,
+// whose client shows the JSON, halves those bounds until the JSON fits
+// bound; res.Truncated says what was left out, by the text (editText) and
+// by these bounds.
+func (s *Server) editWithin(res *patch.Result, bound int) {
+	full := *res
+	apply := func(bs patch.Bounds) {
+		*res = full
+		res.Bound(bs)
+		if f := full.Truncated; f != nil {
+			var t patch.Truncation
+			if res.Truncated != nil {
+				t = *res.Truncated
+			}
+			t.Edits, t.Failures, t.Gofmt, t.DiffBytes = t.Edits+f.Edits, t.Failures+f.Failures, t.Gofmt+f.Gofmt, t.DiffBytes+f.DiffBytes
+			res.Truncated = &t
+		}
+	}
+	bs := editBounds
+	apply(bs)
+	if !s.structured || bound <= 0 {
+		return
+	}
+	for {
+		j, _ := encode(res)
+		if len(j) <= bound || bs == (patch.Bounds{Edits: 1, Failures: 1, Gofmt: 1, DiffBytes: 1}) {
+			return
+		}
+		bs = patch.Bounds{Edits: max(bs.Edits/2, 1), Failures: max(bs.Failures/2, 1), Gofmt: max(bs.Gofmt/2, 1), DiffBytes: max(bs.DiffBytes/2, 1)}
+		apply(bs)
+	}
 }

@@ -40,6 +40,11 @@ func TestMain(m *testing.M) {
 		os.Setenv(k, v)
 	}
 	os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[init]\n\tdefaultBranch = main\n"), 0o644)
+	// As in a terminal, even when an agent's shell runs the tests: the
+	// CLI side of the parity tests would bound its output for that agent.
+	for _, k := range []string{"CLAUDECODE", "AI_AGENT", "CODEX_THREAD_ID", "CODEX_VERSION", "ROWKIT_MAX_OUTPUT"} {
+		os.Unsetenv(k)
+	}
 	checkOutputs = true // every result of every test is checked against its schema
 	code := m.Run()
 	os.RemoveAll(home)

@@ -113,7 +113,9 @@ func printedRows(t testing.TB, out []byte) []any {
 // the same request (hgrep has no JSON mode: its rows are its output).
 func TestSearchParity(t *testing.T) {
 	root := fileRoot(t)
-	cs := connect(t, newServer(t, Options{Roots: []string{root}}), nil)
+	// The CLI has no byte bound: the server has none either (bound_test.go
+	// tests the bounds).
+	cs := connect(t, newServer(t, Options{Roots: []string{root}, OutputBytes: NoOutputBound}), nil)
 	tool := toolOf(t, cs, "search")
 	for _, tc := range []struct {
 		args map[string]any
@@ -178,7 +180,7 @@ func sortStable(idx []int, less func(a, b int) bool) {
 // names the first row left out.
 func TestReadFileBudget(t *testing.T) {
 	root := fileRoot(t)
-	cs := connect(t, newServer(t, Options{Roots: []string{root}}), nil)
+	cs := connect(t, newServer(t, Options{Roots: []string{root}, OutputBytes: NoOutputBound}), nil)
 	res := call(t, cs, "read_file", map[string]any{"path": "big.txt"})
 	if res.IsError {
 		t.Fatal(text(res))

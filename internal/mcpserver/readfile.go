@@ -48,15 +48,17 @@ var readViewBudget = read.Tokens(readBudget)
 
 func (s *Server) readFile(ctx context.Context, req *mcp.CallToolRequest, in ReadFileInput) (*mcp.CallToolResult, *read.Result, error) {
 	var res *read.Result
+	var text []byte
 	r, rel, err := locate(s.callRoots(ctx, req), in.Path)
 	if err != nil {
 		// The reader's own codes and shape for a path no root holds,
 		// as for one it refuses itself.
 		res, _ = read.Refused(read.Input{Path: in.Path, Offset: in.Offset, Limit: in.Limit}, err)
+		text = read.Format(res, read.FormatRows)
 	} else {
-		res, _ = read.Read(ctx, r.ws, read.Input{Path: rel, Offset: in.Offset, Limit: in.Limit}, read.Options{Budget: readViewBudget})
+		res, text = s.readView(ctx, r, read.Input{Path: rel, Offset: in.Offset, Limit: in.Limit}, s.resultBytes(req))
 	}
-	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(read.Format(res, read.FormatRows))}}}
+	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
 	// A failed read is still a result of the reader's own shape, with its
 	// error code; the call is an error result all the same.
 	out.IsError = res.Status == read.StatusError
@@ -66,6 +68,33 @@ func (s *Server) readFile(ctx context.Context, req *mcp.CallToolRequest, in Read
 		}
 	}
 	return out, res, nil
+}
+
+// readView reads in and formats it, within bound bytes of what the client
+// shows (the text, or the result's JSON on a structured server) when bound
+// is not 0: the view then admits whole rows within a room under the bound
+// that leaves space for the notes after them, the continuation among them.
+// A first guess at that space that proves short is corrected by what the
+// notes took, and the file read again (fit).
+func (s *Server) readView(ctx context.Context, r root, in read.Input, bound int) (*read.Result, []byte) {
+	if bound <= 0 {
+		res, _ := read.Read(ctx, r.ws, in, read.Options{Budget: readViewBudget})
+		return res, read.Format(res, read.FormatRows)
+	}
+	var res *read.Result
+	var text []byte
+	fit(bound, 512, func(room int) int {
+		b := readBudget
+		b.MaxBytes = room
+		lim := read.Limits{MaxViewBytes: min(read.DefaultLimits.MaxViewBytes, room)}
+		res, _ = read.Read(ctx, r.ws, in, read.Options{Limits: lim, Budget: read.Tokens(b)})
+		text = read.Format(res, read.FormatRows)
+		if s.structured {
+			return len(read.JSON(res)) - 1 // without its newline, as the result carries it
+		}
+		return len(text)
+	})
+	return res, text
 }
 
 func fptr(f float64) *float64 { return &f }

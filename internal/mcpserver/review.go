@@ -2,7 +2,9 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -119,11 +121,19 @@ func (s *Server) review(ctx context.Context, req *mcp.CallToolRequest, repoPath 
 	o.MaxFiles = review.ServerMaxFiles
 	o.MaxOutputBytes = review.ServerMaxOutputBytes
 	o.MaxTotalOutputBytes = review.ServerMaxTotalOutputBytes
+	bound := s.resultBytes(req)
+	if bound > 0 {
+		// The captured output takes at most a third of what the client
+		// passes whole, the lists the rest (reportWithin).
+		o.MaxTotalOutputBytes = min(o.MaxTotalOutputBytes, bound/3)
+		o.MaxOutputBytes = min(o.MaxOutputBytes, bound/6)
+	}
 	o.LookupEnv = s.env
 	rep, err := review.Inspect(ctx, o)
 	if err != nil {
 		return nil, nil, withPath(repoPath, err)
 	}
+	reportWithin(rep, bound)
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(rep.Markdown())}}}, rep, nil
 }
 
@@ -251,4 +261,63 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// reportWithin shortens the lists of rep until its JSON, which both agent
+// clients show their model in place of the Markdown, fits bound: every
+// list keeps at most its first n entries, n as large as fits; the counts
+// stay true, and the truncation field says what each list lost, as the
+// engine's own bound (MaxFiles) does.
+func reportWithin(rep *review.Report, bound int) {
+	size := func() int { j, _ := encode(rep); return len(j) }
+	if bound <= 0 || size() <= bound {
+		return
+	}
+	full, trunc := rep.Changes, rep.Truncation
+	cut := func(n int) {
+		rep.Truncation = trunc
+		rep.Truncation.Fields = slices.Clone(trunc.Fields)
+		c := &rep.Changes
+		c.Files = capReport(rep, "changes.files", full.Files, n)
+		c.Committed = capReport(rep, "changes.committed", full.Committed, n)
+		c.Staged = capReport(rep, "changes.staged", full.Staged, n)
+		c.Unstaged = capReport(rep, "changes.unstaged", full.Unstaged, n)
+		c.Untracked = capReport(rep, "changes.untracked", full.Untracked, n)
+	}
+	lo, hi := 0, max(len(full.Files), len(full.Committed), len(full.Staged), len(full.Unstaged), len(full.Untracked))
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if cut(mid); size() <= bound {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	cut(lo)
+}
+
+// capReport keeps the first n entries of list, the report's field, and adds
+// what it removed to the report's truncation (to the field's entry when
+// the engine's own bound already cut it).
+func capReport[T any](rep *review.Report, field string, list []T, n int) []T {
+	if len(list) <= n {
+		return list
+	}
+	var removed int64
+	for _, e := range list[n:] {
+		if b, err := json.Marshal(e); err == nil {
+			removed += int64(len(b)) + 1 // and its comma
+		}
+	}
+	t := &rep.Truncation
+	t.Applied = true
+	t.BytesRemoved += removed
+	i := slices.IndexFunc(t.Fields, func(f review.Truncated) bool { return f.Field == field })
+	if i < 0 {
+		t.Fields = append(t.Fields, review.Truncated{Field: field})
+		i = len(t.Fields) - 1
+	}
+	t.Fields[i].ItemsRemoved += len(list) - n
+	t.Fields[i].BytesRemoved += removed
+	return list[:n]
 }

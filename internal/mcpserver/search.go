@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -79,9 +80,69 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in Search
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := grep.Collect(ctx, plan, grep.Config{Root: r.ws, Budget: searchBudget, LookupEnv: s.env})
+	bound := s.resultBytes(req)
+	b := searchBudget
+	if bound > 0 {
+		// Room for the line that says the bound stopped the search.
+		b.MaxBytes = bound
+		b.Reserve = max(len(searchStopped(b, true)), len(searchStopped(b, false)))
+	}
+	res, err := grep.Collect(ctx, plan, grep.Config{Root: r.ws, Budget: b, LookupEnv: s.env})
 	if err != nil {
 		return nil, nil, err
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: grep.Text(res)}}}, res, nil
+	text := s.searchWithin(res, b, bound)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, res, nil
+}
+
+// searchStopped is the line that ends a search b stopped.
+func searchStopped(b rows.Budget, bytes bool) string {
+	return grep.Text(&grep.Result{Rows: []rows.Record{}, Incomplete: &grep.Reason{Code: errs.Incomplete, Message: b.Stopped(bytes).Msg}})
+}
+
+// searchWithin returns res's text within bound, cutting res to it where
+// the rows alone did not make it fit: on a structured server, whose client
+// shows the JSON (a row is longer there than printed), or when the lines
+// after the rows (paths skipped, ripgrep's message) take more than the
+// room kept for them. What is cut is rows from the end, and res then says
+// that the byte bound stopped it.
+func (s *Server) searchWithin(res *grep.Result, b rows.Budget, bound int) string {
+	size := func(r *grep.Result) int {
+		if s.structured {
+			j, _ := encode(r)
+			return len(j)
+		}
+		return len(grep.Text(r))
+	}
+	if bound <= 0 || size(res) <= bound {
+		return grep.Text(res)
+	}
+	all := res.Rows
+	cut := func(n int) *grep.Result {
+		c := *res
+		c.Rows = all[:n]
+		c.Complete = false
+		if n < len(all) || c.Incomplete == nil {
+			c.Incomplete = &grep.Reason{Code: errs.Incomplete, Message: b.Stopped(true).Msg}
+		}
+		return &c
+	}
+	// The longest prefix of the rows that fits.
+	lo, hi := 0, len(all)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if size(cut(mid)) <= bound {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	*res = *cut(lo)
+	if skipped := res.Skipped; len(skipped) > 0 {
+		// The paths skipped, then how many more were.
+		for n := len(skipped) - 1; n >= 0 && size(res) > bound; n-- {
+			res.Skipped = append(skipped[:n:n], fmt.Sprintf("%d more paths skipped", len(skipped)-n))
+		}
+	}
+	return grep.Text(res)
 }

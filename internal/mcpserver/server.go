@@ -13,6 +13,7 @@ import (
 	"io"
 	"log"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -34,6 +35,11 @@ type Options struct {
 	// their text alone, since agent clients show a model the JSON in place
 	// of the text whenever a result has structuredContent; see modelText.
 	Structured bool
+	// OutputBytes bounds every result at that many bytes of what the
+	// client shows its model (rowkit mcp --max-output); 0 bounds each
+	// result by what its client passes whole (resultBytes), NoOutputBound
+	// by the token rule alone.
+	OutputBytes int
 	// LookupEnv finds the variables of the environment the server was
 	// started in: ripgrep, git and validations keep an allowlist of them.
 	// Nil is an empty environment (no PATH: no tool that runs a program
@@ -53,6 +59,8 @@ type Server struct {
 
 	// structured serves structuredContent for every tool (Options.Structured).
 	structured bool
+	// outputBytes is Options.OutputBytes.
+	outputBytes int
 
 	// editMu serialises edits: each commits a journalled transaction in
 	// the root, and two at once would race for the same files.
@@ -80,7 +88,7 @@ func New(o Options) (*Server, error) {
 	if logw == nil {
 		logw = io.Discard
 	}
-	s := &Server{log: log.New(logw, "rowkit mcp: ", 0), env: o.LookupEnv, structured: o.Structured}
+	s := &Server{log: log.New(logw, "rowkit mcp: ", 0), env: o.LookupEnv, structured: o.Structured, outputBytes: o.OutputBytes}
 	dirs := o.Roots
 	if len(dirs) == 0 {
 		dirs = []string{"."}
@@ -166,6 +174,12 @@ func (s *Server) Banner() string {
 	}
 	if s.structured {
 		b.WriteString("; structured: every tool returns structuredContent")
+	}
+	switch {
+	case s.outputBytes == NoOutputBound:
+		b.WriteString("; results bounded by tokens only")
+	case s.outputBytes > 0:
+		b.WriteString("; results within " + strconv.Itoa(s.outputBytes) + " bytes")
 	}
 	return b.String()
 }

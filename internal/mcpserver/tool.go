@@ -82,12 +82,13 @@ func register[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 	if !structured {
 		t.OutputSchema = nil
 	}
+	if t.Meta == nil {
+		t.Meta = mcp.Meta{}
+	}
 	if h := searchHints[t.Name]; h != "" {
-		if t.Meta == nil {
-			t.Meta = mcp.Meta{}
-		}
 		t.Meta["anthropic/searchHint"] = h
 	}
+	t.Meta["anthropic/maxResultSizeChars"] = ClaudeMaxResultChars
 	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, cancel := s.callContext(ctx)
 		defer cancel()

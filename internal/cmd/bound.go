@@ -1,0 +1,129 @@
+package cmd
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/rowkit/rowkit/internal/cli"
+	"github.com/rowkit/rowkit/internal/errs"
+)
+
+// An agent's shell tool hands its model a command's output (stdout and
+// stderr together) whole only up to a bound of its own; above it Codex
+// cuts the middle out and Claude Code shows a saved file's 2 KB preview,
+// or cuts the middle of a failed command's output. So the verified-row
+// commands (hread, hgrep, inspect_file, hpatch's reports, rowkit read)
+// bound their output by the token rule and, when they can tell the agent
+// whose shell runs them, by its bound with a margin. The figures are the
+// clients', measured with the real clients (internal/agenttest pins them:
+// TestCodex, TestCodexFallback, TestClaude).
+const (
+	// codexShellBytes: Codex 0.169 keeps 10,000 bytes of a command's
+	// output for a model it has no metadata for (40,000 for the others);
+	// its shell does not say which model it serves. And it reads stdout
+	// and stderr in 8,192-byte chunks, each from its own pipe, and shows
+	// them in the order it got them: a diagnostic can fall between two
+	// chunks of rows, inside a row. Within 8,192 bytes the rows come in
+	// one chunk, before or after the diagnostic, for every model;
+	// ROWKIT_MAX_OUTPUT raises it, at that risk.
+	codexShellBytes = 8_192
+	// claudeShellBytes: Claude Code 2.1.328's Bash passes 30,000 bytes of
+	// a command that exits 0 whole.
+	claudeShellBytes = 28_800
+	// claudeShellFailBytes: and 11,012 characters of one that does not.
+	// An incomplete hread or hgrep, or a rejected hpatch, exits 1.
+	claudeShellFailBytes = 10_500
+)
+
+// MaxOutputEnv names the variable that bounds the output of the
+// verified-row commands for an agent rowkit does not recognise (or to
+// override the bound it chose): a number of bytes, 0 for none; empty is
+// as unset.
+const MaxOutputEnv = "ROWKIT_MAX_OUTPUT"
+
+// maxOutputOption is --max-output BYTES, which every verified-row command
+// takes: the bound for this run, whatever the environment says.
+var maxOutputOption = cli.Option{Long: []string{"max-output"}, Value: true}
+
+// maxOutputHelp documents --max-output in each command's help.
+const maxOutputHelp = `  --max-output BYTES  bound stdout and stderr together at BYTES (0: no byte
+                      bound), for an agent whose shell shows only so much of
+                      a command's output; the default comes from
+                      ROWKIT_MAX_OUTPUT, else from the agent whose shell runs
+                      the command (Codex 8,192; Claude Code 28,800, and
+                      10,500 for an output that exits 1), else none
+`
+
+// notGiven is a --max-output that was not given.
+const notGiven = -1
+
+// parseMaxOutput reads BYTES of --max-output (or of ROWKIT_MAX_OUTPUT,
+// named by what).
+func parseMaxOutput(what, v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || strings.TrimSpace(v) != v || strings.HasPrefix(v, "+") {
+		return 0, errs.Usagef("%s %q is not a number of bytes (0 for no byte bound)", what, v)
+	}
+	return n, nil
+}
+
+// outputBound is what of a command's output its caller shows whole: ok
+// bytes of stdout and stderr together when it exits 0, fail when it exits
+// otherwise; 0 for no byte bound.
+type outputBound struct {
+	ok, fail int
+}
+
+// boundOf decides the output bound of a command run in env, the first of:
+// its --max-output (flag, notGiven when absent); the bound its caller set
+// (env.OutputBytes: a shell running it in-process); ROWKIT_MAX_OUTPUT; the
+// agent whose shell runs it, told by the environment that agent's shell
+// sets (Claude Code: CLAUDECODE=1 or AI_AGENT=claude-code_...; Codex:
+// CODEX_THREAD_ID, CODEX_VERSION). A terminal has none of these: the token rule alone.
+func boundOf(env *cli.Env, flag int) (outputBound, error) {
+	if flag != notGiven {
+		return outputBound{flag, flag}, nil
+	}
+	if env.OutputBytes > 0 {
+		return outputBound{env.OutputBytes, env.OutputBytes}, nil
+	}
+	look := func(k string) string { v, _ := lookupEnv(env, k); return v }
+	if v, ok := lookupEnv(env, MaxOutputEnv); ok && v != "" {
+		n, err := parseMaxOutput(MaxOutputEnv, v)
+		return outputBound{n, n}, err
+	}
+	var b outputBound
+	narrow := func(ok, fail int) {
+		if b.ok == 0 || ok < b.ok {
+			b.ok = ok
+		}
+		if b.fail == 0 || fail < b.fail {
+			b.fail = fail
+		}
+	}
+	if look("CLAUDECODE") == "1" || strings.HasPrefix(look("AI_AGENT"), "claude-code") {
+		narrow(claudeShellBytes, claudeShellFailBytes)
+	}
+	if look("CODEX_THREAD_ID") != "" || look("CODEX_VERSION") != "" {
+		narrow(codexShellBytes, codexShellBytes)
+	}
+	return b, nil
+}
+
+func lookupEnv(env *cli.Env, k string) (string, bool) {
+	if env.LookupEnv == nil {
+		return "", false
+	}
+	return env.LookupEnv(k)
+}
+
+// bounded sets env's output bound for a command that exits 0 and returns
+// the bound: the one place a verified-row command decides it.
+func bounded(env *cli.Env, flag int) (outputBound, error) {
+	b, err := boundOf(env, flag)
+	if err != nil {
+		return b, err
+	}
+	env.OutputBytes = b.ok
+	return b, nil
+}
