@@ -54,9 +54,15 @@ func (c *Carrier) Rewrite(body []byte) Request {
 	}
 	var kept [][]byte
 	w.r.Tools, kept = qualifies(body, top)
-	if w.r.Tools == "" {
+	switch {
+	case w.r.Tools == "":
 		w.edits = append(w.edits, edit{top.tools.start, top.tools.end, rewriteTools(kept)})
 		w.r.Routed = true
+		w.r.Instructions = w.instructions(top)
+	case noTools(body, top):
+		// A request that offers no tool at all (Codex's compaction) names
+		// none either way, and with the passages replaced its prefix is
+		// the session's routed requests' one, for the prompt cache.
 		w.r.Instructions = w.instructions(top)
 	}
 	if len(w.edits) == 0 {
@@ -302,6 +308,12 @@ func qualifies(body []byte, top topLevel) (string, [][]byte) {
 		}
 	}
 	return "", kept
+}
+
+// noTools reports whether the request's tools are an empty array.
+func noTools(body []byte, top topLevel) bool {
+	return top.tools.ok() && eachElement(body[top.tools.start:top.tools.end], func([]byte) {}) &&
+		len(bytes.TrimSpace(body[top.tools.start+1:top.tools.end-1])) == 0
 }
 
 // eachElement calls f with each element of the JSON array b and reports

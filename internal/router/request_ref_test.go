@@ -56,6 +56,16 @@ func (c *Carrier) rewriteRef(body []byte) Request {
 			}
 		}
 	}
+	if tools := get(top, "tools"); !r.Routed && tools != nil && len(bytes.TrimSpace(tools)) == 2 && tools[0] == '[' {
+		// Added in phase 2: a request without tools (a compaction) gets
+		// the rewritten instructions too.
+		if r.Instructions = rewriteInstructionsRef(top, items); r.Instructions == "" {
+			if items != nil {
+				top = set(top, "input", joinArray(items))
+			}
+			changed = true
+		}
+	}
 	if changed {
 		r.Body = joinObject(top)
 	}
