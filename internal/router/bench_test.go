@@ -5,11 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 )
 
 // longSession is the recorded request with its carried call and output
 // repeated to about size bytes: a long session.
-func longSession(tb testing.TB, size int) []byte {
+func longSession(tb testing.TB, size int) []byte { return longSessionOf(tb, size, 0) }
+
+// longSessionOf is longSession with each output outBytes of verified rows
+// long (0: the recorded output, 339 bytes): the more a call prints, the
+// fewer calls a megabyte holds.
+func longSessionOf(tb testing.TB, size, outBytes int) []byte {
 	body := recordedTB(tb, "calls")
 	ms, _ := splitObject(body)
 	items, _ := splitArray(get(ms, "input"))
@@ -21,6 +27,13 @@ func longSession(tb testing.TB, size int) []byte {
 		if bytes.Contains(it, []byte(`"call_rec_1"`)) && bytes.Contains(it, []byte(`"function_call_output"`)) {
 			out = it
 		}
+	}
+	if outBytes > 0 {
+		text := "Chunk ID: 1f2e3d\nWall time: 0.0102 seconds\nProcess exited with code 0\nOriginal token count: 1000\nOutput:\n"
+		for i := 1; len(text) < outBytes; i++ {
+			text += fmt.Sprintf("%d:%04x \tif err := check(%q); err != nil {\n", i, i*7919%65536, "row")
+		}
+		out = joinObject([]member{{"type", quote("function_call_output")}, {"id", quote("fco_01a2")}, {"call_id", quote("call_rec_1")}, {"output", quote(text)}})
 	}
 	n := len(body)
 	for i := 0; n < size; i++ {
@@ -49,7 +62,7 @@ func BenchmarkRewrite(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		body []byte
-	}{{"recorded", recordedTB(b, "calls")}, {"long", longSession(b, 1<<20)}} {
+	}{{"recorded", recordedTB(b, "calls")}, {"long", longSession(b, 1<<20)}, {"long-4k", longSessionOf(b, 1<<20, 4<<10)}} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(tc.body)))
 			for b.Loop() {
@@ -83,6 +96,35 @@ func BenchmarkFloor(b *testing.B) {
 				out := append(make([]byte, 0, len(tc.body)), tc.body...)
 				n += bytes.Count(out, []byte{'\n'})
 			}
+		})
+	}
+}
+
+// BenchmarkRewriteVsFloor times Rewrite and the floor (BenchmarkFloor's
+// copy and scan) on the same body in alternation, so that the machine's
+// load falls on both alike, and reports Rewrite's time as a multiple of
+// the floor's (x-floor), and each per operation.
+func BenchmarkRewriteVsFloor(b *testing.B) {
+	c := testCarrier(b)
+	for _, tc := range []struct {
+		name string
+		body []byte
+	}{{"recorded", recordedTB(b, "calls")}, {"long", longSession(b, 1<<20)}, {"long-4k", longSessionOf(b, 1<<20, 4<<10)}} {
+		b.Run(tc.name, func(b *testing.B) {
+			var rewrite, floor time.Duration
+			n := 0
+			for b.Loop() {
+				t0 := time.Now()
+				out := append(make([]byte, 0, len(tc.body)), tc.body...)
+				n += bytes.Count(out, []byte{'\n'})
+				t1 := time.Now()
+				c.Rewrite(tc.body)
+				rewrite += time.Since(t1)
+				floor += t1.Sub(t0)
+			}
+			b.ReportMetric(float64(rewrite)/float64(floor), "x-floor")
+			b.ReportMetric(float64(rewrite.Nanoseconds())/float64(b.N)/1e6, "rewrite-ms/op")
+			b.ReportMetric(float64(floor.Nanoseconds())/float64(b.N)/1e6, "floor-ms/op")
 		})
 	}
 }

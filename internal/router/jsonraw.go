@@ -237,11 +237,26 @@ func skipSpace(b []byte, i int) int {
 func skipString(b []byte, i int) (int, bool) {
 	start := i + 1
 	for i = start; ; {
-		j := bytes.IndexByte(b[i:], '"')
-		if j < 0 {
-			return 0, false
+		// Most strings of a request are short (keys, ids, types): a plain
+		// loop finds their end sooner than IndexByte's call; a long one is
+		// left to IndexByte.
+		k := -1
+		for p, lim := i, min(len(b), i+16); p < lim; p++ {
+			if b[p] == '"' {
+				k = p
+				break
+			}
 		}
-		k := i + j
+		if k < 0 {
+			if i+16 >= len(b) {
+				return 0, false
+			}
+			j := bytes.IndexByte(b[i+16:], '"')
+			if j < 0 {
+				return 0, false
+			}
+			k = i + 16 + j
+		}
 		n := 0
 		for p := k - 1; p >= start && b[p] == '\\'; p-- {
 			n++
@@ -350,17 +365,15 @@ func unquoteInto(dst, q []byte) ([]byte, bool) {
 			return nil, false
 		case c != '\\':
 			// A run up to the next escape, copied whole.
-			j := bytes.IndexByte(q[i:], '\\')
-			if j < 0 {
-				j = len(q) - i
-			}
-			for _, c := range q[i : i+j] {
-				if c == '"' || c < 0x20 {
+			j := i + 1
+			for j < len(q) && q[j] != '\\' {
+				if q[j] == '"' || q[j] < 0x20 {
 					return nil, false
 				}
+				j++
 			}
-			out = append(out, q[i:i+j]...)
-			i += j
+			out = append(out, q[i:j]...)
+			i = j
 			continue
 		}
 		if i+1 >= len(q) {

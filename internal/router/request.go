@@ -441,14 +441,26 @@ func canonical(v []byte) bool {
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
 		return false
 	}
-	ascii := true
-	for _, c := range v[1 : len(v)-1] {
+	for i, c := range v[1 : len(v)-1] {
 		if c < 0x20 || c == '"' || c == '\\' {
 			return false
 		}
-		ascii = ascii && c < 0x80
+		if c >= 0x80 {
+			// Not ASCII: the rest as jsonstr would write it.
+			rest := v[1+i : len(v)-1]
+			return utf8.Valid(rest) && !bytes.ContainsAny(rest, "\"\\\u2028\u2029") && !hasControl(rest)
+		}
 	}
-	return ascii || utf8.Valid(v) && !bytes.Contains(v, []byte("\u2028")) && !bytes.Contains(v, []byte("\u2029"))
+	return true
+}
+
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
 }
 
 // appendString appends the string value v (raw JSON) as jsonstr writes
@@ -728,8 +740,19 @@ var customOutput = []byte(`{"type":"custom_tool_call_output","id":"ctco_`)
 // splice is the body with every edit made: the bytes between the edits
 // copied once, as they came.
 func (w *rewrite) splice() []byte {
-	if cmp := func(a, b edit) int { return a.start - b.start }; !slices.IsSortedFunc(w.edits, cmp) {
-		slices.SortFunc(w.edits, cmp)
+	// The history's edits come in order; the few made after the scan
+	// (tools, instructions) are put in their place.
+	cmp := func(a, b edit) int { return a.start - b.start }
+	for i := 1; i < len(w.edits); i++ {
+		if w.edits[i].start < w.edits[i-1].start {
+			late := slices.Clone(w.edits[i:])
+			w.edits = w.edits[:i]
+			for _, e := range late {
+				at, _ := slices.BinarySearchFunc(w.edits, e, cmp)
+				w.edits = slices.Insert(w.edits, at, e)
+			}
+			break
+		}
 	}
 	n := len(w.body)
 	for _, e := range w.edits {
