@@ -948,7 +948,7 @@ func TestCodexRouterPassthrough(t *testing.T) {
 	// The log's digests say the same.
 	rt.stop(t)
 	for _, l := range rt.logLines(t) {
-		if l["in_sha256"] != l["up_sha256"] || l["routed"] != false {
+		if l["in_crc32c"] != l["up_crc32c"] || l["in_crc32c"] == nil || l["routed"] != false {
 			t.Errorf("passthrough log line: %v", l)
 		}
 	}

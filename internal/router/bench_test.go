@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"testing"
 	"time"
 )
@@ -125,6 +129,37 @@ func BenchmarkRewriteVsFloor(b *testing.B) {
 			b.ReportMetric(float64(rewrite)/float64(floor), "x-floor")
 			b.ReportMetric(float64(rewrite.Nanoseconds())/float64(b.N)/1e6, "rewrite-ms/op")
 			b.ReportMetric(float64(floor.Nanoseconds())/float64(b.N)/1e6, "floor-ms/op")
+		})
+	}
+}
+
+// BenchmarkServe is the router's own CPU for a whole request, in process:
+// the handler reading a long session, rewriting it, sending it to an
+// upstream that discards it and answers with a short stream, and taking
+// the log's digests; passthrough beside it as the baseline.
+func BenchmarkServe(b *testing.B) {
+	body := longSession(b, 1<<20)
+	events := "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r\"}}\n\n" +
+		"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"r\",\"output\":[]}}\n\n"
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, events)
+	}))
+	defer up.Close()
+	base, _ := url.Parse(up.URL + "/v1")
+	for _, pass := range []bool{true, false} {
+		name := map[bool]string{true: "passthrough", false: "router"}[pass]
+		b.Run(name, func(b *testing.B) {
+			h := NewServer(Config{Upstream: base, Passthrough: pass, Carrier: testCarrier(b), Log: io.Discard})
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodPost, "/responses", bytes.NewReader(body))
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				if w.Code != 200 {
+					b.Fatal(w.Code)
+				}
+			}
 		})
 	}
 }
