@@ -43,7 +43,7 @@ and runs nothing itself and keeps no state between requests.
 
 Before it listens it checks that the binary its carriers run is executable
 and that ripgrep is on PATH. One JSON line per request goes to stderr:
-method, path, status, time, what was rewritten and why not, and digests of
+method, path, status, time, what was rewritten and why not, and checksums of
 the bodies (never a body, never a header). SIGINT or SIGTERM stops it.
 
 options:

@@ -163,3 +163,20 @@ func BenchmarkServe(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRewriteRef is phase 1's rewrite (rewriteRef) on the same
+// bodies: what the spliced rewrite replaced.
+func BenchmarkRewriteRef(b *testing.B) {
+	c := testCarrier(b)
+	for _, tc := range []struct {
+		name string
+		body []byte
+	}{{"recorded", recordedTB(b, "calls")}, {"long", longSession(b, 1<<20)}, {"long-4k", longSessionOf(b, 1<<20, 4<<10)}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(tc.body)))
+			for b.Loop() {
+				c.rewriteRef(tc.body)
+			}
+		})
+	}
+}
