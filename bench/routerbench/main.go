@@ -124,8 +124,10 @@ func startRouter(bin, up string, passthrough bool) (string, *exec.Cmd, error) {
 }
 
 // longHistory is the recorded request with its carried call and output
-// repeated until the body is about size bytes: a long session.
-func longHistory(body []byte, size int) ([]byte, error) {
+// repeated until the body is about size bytes: a long session. With
+// outBytes > 0 each output is that long (verified rows, as hread prints
+// them), so a megabyte holds fewer calls.
+func longHistory(body []byte, size, outBytes int) ([]byte, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil {
 		return nil, err
@@ -149,16 +151,44 @@ func longHistory(body []byte, size int) ([]byte, error) {
 	if call == nil || out == nil {
 		return nil, fmt.Errorf("the request has no carried call call_rec_1")
 	}
+	if outBytes > 0 {
+		text := "Chunk ID: 1f2e3d\nWall time: 0.0102 seconds\nProcess exited with code 0\nOriginal token count: 1000\nOutput:\n"
+		for i := 1; len(text) < outBytes; i++ {
+			text += fmt.Sprintf("%d:%04x \tif err := check(%q); err != nil {\n", i, i*7919%65536, "row")
+		}
+		var err error
+		// In Codex's order of members.
+		if out, err = marshal(struct {
+			Type   string `json:"type"`
+			ID     string `json:"id"`
+			CallID string `json:"call_id"`
+			Output string `json:"output"`
+		}{"function_call_output", "fco_01a2", "call_rec_1", text}); err != nil {
+			return nil, err
+		}
+	}
 	for i := 0; len(body) < size; i++ {
 		id := fmt.Sprintf("call_long_%d", i)
 		items = append(items, bytes.ReplaceAll(call, []byte("call_rec_1"), []byte(id)), bytes.ReplaceAll(out, []byte("call_rec_1"), []byte(id)))
 		if i%50 == 0 {
-			top["input"], _ = json.Marshal(items)
-			body, _ = json.Marshal(top)
+			top["input"], _ = marshal(items)
+			body, _ = marshal(top)
 		}
 	}
-	top["input"], _ = json.Marshal(items)
-	return json.Marshal(top)
+	top["input"], _ = marshal(items)
+	return marshal(top)
+}
+
+// marshal writes v as Codex writes JSON: without HTML escaping (the
+// carriers' heredocs keep their <<).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 type result struct {
@@ -227,7 +257,11 @@ func run(bin, request string, n, rssN int) error {
 	if err != nil {
 		return err
 	}
-	long, err := longHistory(recorded, 1<<20)
+	long, err := longHistory(recorded, 1<<20, 0)
+	if err != nil {
+		return err
+	}
+	long4k, err := longHistory(recorded, 1<<20, 4<<10)
 	if err != nil {
 		return err
 	}
@@ -254,7 +288,8 @@ func run(bin, request string, n, rssN int) error {
 		bodies := []struct {
 			name string
 			b    []byte
-		}{{fmt.Sprintf("recorded request (%d bytes)", len(recorded)), recorded}, {fmt.Sprintf("long session (%d bytes)", len(long)), long}}
+		}{{fmt.Sprintf("recorded request (%d bytes)", len(recorded)), recorded}, {fmt.Sprintf("long session (%d bytes)", len(long)), long},
+			{fmt.Sprintf("long session of calls printing 4 KB (%d bytes)", len(long4k)), long4k}}
 		if paced {
 			bodies = bodies[:1]
 		}

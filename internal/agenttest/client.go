@@ -59,6 +59,17 @@ type Codex struct {
 	HomeFiles map[string]string
 	// Keep leaves the home in place after the run (Run.Home).
 	Keep bool
+	// Sandbox, when set, runs Codex under its own sandbox, --sandbox
+	// Sandbox (e.g. "workspace-write", with no approvals asked in exec
+	// mode), in place of --dangerously-bypass-approvals-and-sandbox.
+	Sandbox string
+	// Home, when set, is the run's home (CODEX_HOME and HOME), used as it
+	// is and kept: runs sharing a Home share Codex's sessions, so that a
+	// later one can resume an earlier one.
+	Home string
+	// Resume, when set, resumes a session instead of starting one:
+	// "--last" or a session id (codex exec resume), after exec's options.
+	Resume string
 }
 
 // CodexArgs are the arguments every run passes: config keys checked (a
@@ -117,17 +128,31 @@ func (c *Codex) Run(ctx context.Context, base, dir, prompt string) (*Run, error)
 	if err != nil {
 		return nil, err
 	}
-	home, err := os.MkdirTemp("", "agenttest-codex-")
-	if err != nil {
-		return nil, err
-	}
-	if !c.Keep {
-		defer os.RemoveAll(home)
+	home := c.Home
+	if home == "" {
+		if home, err = os.MkdirTemp("", "agenttest-codex-"); err != nil {
+			return nil, err
+		}
+		if !c.Keep {
+			defer os.RemoveAll(home)
+		}
 	}
 	if err := writeHome(home, c.HomeFiles, "config.toml", c.CodexConfig(base)); err != nil {
 		return nil, err
 	}
-	args := append(append(append([]string(nil), CodexArgs...), c.Args...), "--cd", dir, "--", prompt)
+	var args []string
+	for _, a := range CodexArgs {
+		if a == "--dangerously-bypass-approvals-and-sandbox" && c.Sandbox != "" {
+			args = append(args, "--sandbox", c.Sandbox)
+			continue
+		}
+		args = append(args, a)
+	}
+	args = append(append(args, c.Args...), "--cd", dir)
+	if c.Resume != "" {
+		args = append(args, "resume", c.Resume)
+	}
+	args = append(args, "--", prompt)
 	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "CODEX_HOME=" + home,
 		"AGENTTEST_API_KEY=agenttest", "NO_COLOR=1", "TERM=dumb"}, c.Env...)
 	return run(ctx, bin, args, dir, env, home)

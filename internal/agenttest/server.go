@@ -317,17 +317,8 @@ func contentText(v any) string {
 
 func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 	body, _ := io.ReadAll(hr.Body)
-	r := &Request{Method: hr.Method, Path: hr.URL.Path, Header: hr.Header.Clone(), Body: body, Turn: -1}
-	if json.Unmarshal(body, &r.JSON) != nil {
-		r.JSON = nil
-	}
+	r := newRequest(hr, body)
 	path := strings.TrimPrefix(hr.URL.Path, "/v1")
-	switch {
-	case hr.Method == http.MethodPost && path == "/responses":
-		r.API = Responses
-	case hr.Method == http.MethodPost && path == "/messages":
-		r.API = Messages
-	}
 	step, side := s.take(r)
 	switch {
 	case hr.Method == http.MethodGet && path == "/models":

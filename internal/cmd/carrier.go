@@ -5,49 +5,71 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
+	"syscall"
 
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/regfile"
 	"github.com/rowkit/rowkit/internal/router"
+	"github.com/rowkit/rowkit/internal/shell"
 )
 
-const carrierUsage = "rowkit carrier [--max-output BYTES] hpatch"
+const carrierUsage = "rowkit carrier [--max-output BYTES] (hpatch | shell)"
 
 // minCarrierOutput is the smallest bound a carrier accepts: room for its
-// note and a few rows.
-const minCarrierOutput = 512
+// note and a few rows, as the shell's own bound needs.
+const minCarrierOutput = shell.MinOutput
 
 // Carrier is rowkit carrier: the command a routed call runs as (see
 // rowkit router).
 var Carrier = &cli.Command{
 	Name:    "carrier",
 	Usage:   carrierUsage,
-	Summary: "run a routed hpatch call's script from stdin (what the router's carriers run)",
-	Help: `rowkit router hands the model's hpatch calls to Codex as exec_command calls
-whose command feeds the model's exact script to this command through a quoted
-heredoc. It reads the script from stdin (at most 131,072 bytes, which must end
-with the heredoc's line feed; exactly one is stripped, and a NUL byte is
-refused), applies it in the current directory as hpatch does, and prints
-hpatch's report and diagnostics together on stdout, within BYTES (default
-9,600: below the point where Codex cuts the middle out of a command's output).
-A longer report keeps its first whole lines and ends with one line saying
-what was left out. The exit status is hpatch's.
+	Summary: "run a routed hpatch or shell call's script from stdin (what the router's carriers run)",
+	Help: `rowkit router hands the model's hpatch and shell calls to Codex as
+exec_command calls whose command feeds the model's exact script to this
+command through a quoted heredoc. It reads the script from stdin (at most
+131,072 bytes, which must end with the heredoc's line feed; exactly one is
+stripped, and a NUL byte is refused) and prints everything on stdout, within
+BYTES (default 9,600: below the point where Codex cuts the middle out of a
+command's output).
 
-The shell tool's carrier (rowkit carrier shell) comes with rowkit's shell.
+hpatch applies the script in the current directory as hpatch does, with its
+report and diagnostics in one stream; a longer report keeps its first whole
+lines and ends with one line saying what was left out. The exit status is
+hpatch's.
+
+shell runs the script as rowkit shell --max-output BYTES does (see rowkit
+help shell): bash with hread, hgrep, inspect_file and hpatch in-process, its
+commands reading /dev/null, stdout and stderr merged within BYTES (the first
+lines, one note saying what was left out, the last lines; no line cut), and
+a private command writing there gets the room left as its byte budget, so
+its rows end whole with its "output incomplete" line. Nothing the script
+started outlives it, also when Codex kills the carrier's process group. The
+exit status is the script's.
 
 options:
   --max-output BYTES  bound the output at BYTES (at least 512)
 `,
 	Exits: []cli.Exit{
-		{Status: 0, When: "applied, or nothing to do (hpatch's status)"},
-		{Status: 1, When: "rejected, nothing written (hpatch's status and reasons)"},
-		{Status: 2, When: "usage, or the carrier's protocol broken: no final line feed, a NUL byte, more than 131,072 bytes (carrier_protocol); rowkit carrier shell (not in this build)"},
-		{Status: 3, When: "the commit failed and was rolled back (hpatch's status)"},
+		{Status: 0, When: "hpatch: applied, or nothing to do; shell: the script's status 0 (every other status of the script is the carrier's too, as for rowkit shell)"},
+		{Status: 1, When: "hpatch: rejected, nothing written (its reasons and repair rows on stdout); shell: the script's status 1"},
+		{Status: 2, When: "usage, or the carrier's protocol broken: no final line feed, a NUL byte, more than 131,072 bytes (carrier_protocol); shell: the script does not parse (shell: script:LINE:COL: MESSAGE), or its status 2"},
+		{Status: 3, When: "hpatch: the commit failed and was rolled back (hpatch's status)"},
+		{Status: 70, When: "shell: internal error, or the script's status 70 (its last command a private command that panicked)"},
+		{Status: 126, When: "shell: the script's last command could not run, as in bash"},
+		{Status: 127, When: "shell: the script's last command was not found, as in bash"},
+		{Status: 129, When: "shell: the carrier got SIGHUP (128 + 1) and stopped what the script had started"},
+		{Status: 130, When: "shell: the carrier got SIGINT (128 + 2) and stopped what the script had started"},
+		{Status: 143, When: "shell: the carrier got SIGTERM (128 + 15) and stopped what the script had started"},
 	},
-	Run:  runCarrier,
-	Fail: failCarrier,
+	// The shell stops what it started on these; hpatch, cancelled before
+	// its commit, writes nothing (after it, the journal settles the rest).
+	Signals: []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP},
+	Run:     runCarrier,
+	Fail:    failCarrier,
 }
 
 // carrierProtocol is the code of a script that did not arrive as a
@@ -80,11 +102,8 @@ func runCarrier(ctx context.Context, env *cli.Env, args []string) error {
 			return errs.Usagef("unexpected argument %q; usage: %s", a, carrierUsage)
 		}
 	}
-	switch tool {
-	case "":
+	if tool == "" {
 		return errs.Usagef("which tool? usage: %s", carrierUsage)
-	case router.ToolShell:
-		return errs.Usagef("the shell tool's carrier needs rowkit's shell, which this build does not have")
 	}
 	script, err := io.ReadAll(io.LimitReader(env.Stdin, router.MaxStdinBytes+1))
 	if err != nil {
@@ -100,6 +119,14 @@ func runCarrier(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	script = script[:len(script)-1]
 
+	if tool == router.ToolShell {
+		// The script's own commands read /dev/null: the carrier's stdin
+		// held the script.
+		if code := RunShell(ctx, env, "script", string(script), nil, bound); code != 0 {
+			return carrierExit(code)
+		}
+		return nil
+	}
 	// hpatch itself, with its report and its diagnostics in one stream:
 	// Codex merges a command's stdout and stderr anyway, and the bound
 	// holds for both.

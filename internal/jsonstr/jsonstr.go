@@ -9,7 +9,13 @@ import "unicode/utf8"
 // writes it with HTML escaping off: quote, backslash and control characters
 // escaped, U+2028 and U+2029 escaped, invalid UTF-8 replaced by U+FFFD, all
 // else as is. It is the hot path of documents with thousands of strings.
-func Append(dst []byte, s string) []byte {
+func Append(dst []byte, s string) []byte { return appendString(dst, s) }
+
+// AppendBytes is Append for text held as bytes, without a copy of it as a
+// string (the router re-encodes the scripts of a long history).
+func AppendBytes(dst, s []byte) []byte { return appendString(dst, s) }
+
+func appendString[S ~string | ~[]byte](dst []byte, s S) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0
@@ -41,7 +47,8 @@ func Append(dst []byte, s string) []byte {
 			start = i
 			continue
 		}
-		r, n := utf8.DecodeRuneInString(s[i:])
+		// At most 4 bytes: a conversion that stays on the stack.
+		r, n := utf8.DecodeRune([]byte(s[i:min(i+utf8.UTFMax, len(s))]))
 		if r == utf8.RuneError && n == 1 {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, `\ufffd`...)

@@ -22,6 +22,9 @@ func TestAppendMatchesEncodingJSON(t *testing.T) {
 		if got, want := Append(nil, s), encodingJSON(s); !bytes.Equal(got, want) {
 			t.Errorf("Append(%q) = %s, want %s", s, got, want)
 		}
+		if got, want := AppendBytes(nil, []byte(s)), encodingJSON(s); !bytes.Equal(got, want) {
+			t.Errorf("AppendBytes(%q) = %s, want %s", s, got, want)
+		}
 	}
 }
 
@@ -32,6 +35,9 @@ func FuzzAppend(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if got, want := Append([]byte("x"), s), append([]byte("x"), encodingJSON(s)...); !bytes.Equal(got, want) {
 			t.Fatalf("Append(%q) = %s, want %s", s, got, want)
+		}
+		if got, want := AppendBytes([]byte("x"), []byte(s)), append([]byte("x"), encodingJSON(s)...); !bytes.Equal(got, want) {
+			t.Fatalf("AppendBytes(%q) = %s, want %s", s, got, want)
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/jsonstr"
@@ -69,6 +70,7 @@ const (
 type Carrier struct {
 	frontend string // the rowkit binary as Codex's executor sees it
 	quoted   string // frontend as one POSIX single-quoted word
+	yield    int    // yield_time_ms of every carrier
 }
 
 // NewCarrier returns the carrier that runs frontend, the path of the
@@ -86,7 +88,16 @@ func NewCarrier(frontend string) (*Carrier, error) {
 	if len(q) > MaxFrontendBytes {
 		return nil, errs.Usagef("the rowkit binary's path is %d bytes quoted; a carrier takes at most %d", len(q), MaxFrontendBytes)
 	}
-	return &Carrier{frontend: frontend, quoted: q}, nil
+	return &Carrier{frontend: frontend, quoted: q, yield: YieldMS}, nil
+}
+
+// WithYield returns the carrier with carriers that yield after ms
+// milliseconds rather than YieldMS: for tests of a call that outlasts its
+// yield, which would otherwise take 30 s. Decode reads any yield.
+func (c *Carrier) WithYield(ms int) *Carrier {
+	d := *c
+	d.yield = ms
+	return &d
 }
 
 // Frontend is the path of the rowkit binary the carrier runs.
@@ -133,7 +144,7 @@ func (c *Carrier) Encode(tool, input string) (string, error) {
 	b = append(b, `{"cmd":`...)
 	b = jsonstr.Append(b, cmd)
 	b = append(b, `,"shell":"`+CarrierShell+`","login":false,"yield_time_ms":`...)
-	b = strconv.AppendInt(b, YieldMS, 10)
+	b = strconv.AppendInt(b, int64(c.yield), 10)
 	b = append(b, `,"max_output_tokens":`...)
 	b = strconv.AppendInt(b, OutputTokens, 10)
 	b = append(b, '}')
@@ -181,21 +192,76 @@ func Decode(arguments string) (tool, input string, ok bool) {
 }
 
 func decodeArguments(arguments []byte) (tool, input string, ok bool) {
+	var d decoder
+	return d.arguments(arguments)
+}
+
+// decoder decodes carriers with buffers it keeps from one to the next, so
+// that a history of many carriers is decoded with an allocation each (its
+// command, which the script is a part of).
+type decoder struct {
+	cmd, hash []byte
+}
+
+func (d *decoder) arguments(arguments []byte) (tool, input string, ok bool) {
+	cmd, ok := d.cmdOf(arguments)
+	if !ok {
+		return "", "", false
+	}
+	return d.command(string(cmd))
+}
+
+// transient is arguments with the script in the decoder's own buffer:
+// input is valid until the decoder's next call (the rewrite writes it out
+// at once), and costs no copy.
+func (d *decoder) transient(arguments []byte) (tool, input string, ok bool) {
+	cmd, ok := d.cmdOf(arguments)
+	if !ok || len(cmd) == 0 {
+		return "", "", false
+	}
+	return d.command(unsafe.String(&cmd[0], len(cmd)))
+}
+
+// cmdOf is the cmd of a carrier's arguments, decoded into d.cmd.
+func (d *decoder) cmdOf(arguments []byte) ([]byte, bool) {
 	if !bytes.Contains(arguments, []byte(" carrier ")) {
-		return "", "", false
+		return nil, false
 	}
-	fields, ok := splitObject(arguments)
+	var raw []byte
+	found := false
+	if bytes.HasPrefix(arguments, []byte(`{"cmd":"`)) {
+		// As Encode writes it: cmd first, without spaces (the members
+		// after it are not the carrier's to judge).
+		if end, ok := skipString(arguments, len(`{"cmd":`)); ok {
+			raw, found = arguments[len(`{"cmd":`):end], true
+		}
+	} else if !eachMember(arguments, func(k string, v []byte) {
+		if k == "cmd" && !found {
+			raw, found = v, true
+		}
+	}) {
+		return nil, false
+	}
+	if !found {
+		return nil, false
+	}
+	if d.cmd == nil {
+		d.cmd = make([]byte, 0, 1<<10)
+	}
+	cmd, ok := unquoteInto(d.cmd[:0], raw)
 	if !ok {
-		return "", "", false
+		return nil, false
 	}
-	cmd, ok := str(get(fields, "cmd"))
-	if !ok {
-		return "", "", false
-	}
-	return decodeCommand(cmd)
+	d.cmd = cmd
+	return cmd, true
 }
 
 func decodeCommand(cmd string) (tool, input string, ok bool) {
+	var d decoder
+	return d.command(cmd)
+}
+
+func (dc *decoder) command(cmd string) (tool, input string, ok bool) {
 	rest, ok := skipQuotedWord(cmd)
 	if !ok {
 		return "", "", false
@@ -234,11 +300,14 @@ func decodeCommand(cmd string) (tool, input string, ok bool) {
 	if !validDelimiter(d) {
 		return "", "", false
 	}
-	body, found := strings.CutSuffix(rest[end+2:], "\n"+d)
-	if !found || !safeDelimiter(body, d) || delimiter(tool, body) != d {
+	// The body, then a line feed and the delimiter, which must be the one
+	// derived from the body (and so safe for it).
+	body := rest[end+2:]
+	n := len(body) - len(d) - 1
+	if n < 0 || body[n] != '\n' || body[n+1:] != d || !dc.derived(tool, body[:n], d) {
 		return "", "", false
 	}
-	return tool, body, true
+	return tool, body[:n], true
 }
 
 // skipQuotedWord reads a word written as shellQuote writes it and returns
@@ -272,13 +341,21 @@ func shellQuote(s string) string {
 // derived again while the script would not reach the carrier whole under
 // it (see safeDelimiter). It is "" when no candidate is safe.
 func delimiter(tool, input string) string {
-	h := sha256.New()
-	h.Write([]byte(tool))
-	h.Write([]byte{0})
-	h.Write([]byte(input))
-	var sum [32]byte
-	h.Sum(sum[:0])
-	return deriveDelimiter(sum, input)
+	var buf [maxDelimiter]byte
+	return string(deriveDelimiter(&buf, sha256.Sum256(seed(nil, tool, input)), input))
+}
+
+// seed is what the delimiter of tool on input derives from, appended to
+// buf.
+func seed(buf []byte, tool, input string) []byte {
+	return append(append(append(buf, tool...), 0), input...)
+}
+
+// derived reports whether d is the delimiter of tool on input.
+func (dc *decoder) derived(tool, input, d string) bool {
+	dc.hash = seed(dc.hash[:0], tool, input)
+	var buf [maxDelimiter]byte
+	return string(deriveDelimiter(&buf, sha256.Sum256(dc.hash), input)) == d
 }
 
 // delimiterPrefixes start the candidate delimiters, tried in order. dash
@@ -296,24 +373,31 @@ var delimiterPrefixes = []string{
 // delimiterRounds is how many hashes each prefix is tried with.
 const delimiterRounds = 4
 
-func deriveDelimiter(h [32]byte, input string) string {
+// maxDelimiter is the longest delimiter: a prefix, ROWKIT_ and 16 hex
+// digits.
+const maxDelimiter = 2 + len("ROWKIT_") + 16
+
+// deriveDelimiter writes the first safe candidate for input into buf and
+// returns it, or nil.
+func deriveDelimiter(buf *[maxDelimiter]byte, h [32]byte, input string) []byte {
 	for range delimiterRounds {
 		for _, p := range delimiterPrefixes {
-			d := p + "ROWKIT_" + hex.EncodeToString(h[:8])
+			d := append(append(buf[:0], p...), "ROWKIT_"...)
+			d = hex.AppendEncode(d, h[:8])
 			if safeDelimiter(input, d) {
 				return d
 			}
 		}
 		h = sha256.Sum256(h[:])
 	}
-	return ""
+	return nil
 }
 
 // safeDelimiter reports whether sh delivers input whole through a quoted
 // heredoc ended by d: no line of input is d, and none begins with part of
 // d followed by a byte of 0x80 or more, which dash 0.5.12 drops (measured:
 // every such byte, after any non-empty part of the delimiter).
-func safeDelimiter(input, d string) bool {
+func safeDelimiter[D ~string | ~[]byte](input string, d D) bool {
 	for len(input) > 0 {
 		line := input
 		if i := strings.IndexByte(input, '\n'); i >= 0 {
@@ -324,7 +408,7 @@ func safeDelimiter(input, d string) bool {
 		if len(line) == 0 || line[0] != d[0] {
 			continue
 		}
-		if line == d {
+		if line == string(d) {
 			return false
 		}
 		k := 0

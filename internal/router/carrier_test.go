@@ -17,6 +17,12 @@ import (
 	"github.com/rowkit/rowkit/internal/errs"
 )
 
+// derive is deriveDelimiter's candidate as a string.
+func derive(h [32]byte, input string) string {
+	var buf [maxDelimiter]byte
+	return string(deriveDelimiter(&buf, h, input))
+}
+
 func mustCarrier(t testing.TB, frontend string) *Carrier {
 	t.Helper()
 	c, err := NewCarrier(frontend)
@@ -87,7 +93,7 @@ func TestDelimiterCandidates(t *testing.T) {
 	seed := sha256.Sum256([]byte("seed"))
 	hx := hex.EncodeToString(seed[:8])
 	d0 := "ROWKIT_" + hx
-	if got := deriveDelimiter(seed, "anything\n"); got != d0 {
+	if got := derive(seed, "anything\n"); got != d0 {
 		t.Fatalf("first candidate %s, want %s", got, d0)
 	}
 	for _, tc := range []struct{ in, want string }{
@@ -105,8 +111,8 @@ func TestDelimiterCandidates(t *testing.T) {
 		{"éR", d0},
 		{"ROWKIT\u00e9", "_" + d0},
 	} {
-		if got := deriveDelimiter(seed, tc.in); got != tc.want {
-			t.Errorf("deriveDelimiter(seed, %q) = %s, want %s", tc.in, got, tc.want)
+		if got := derive(seed, tc.in); got != tc.want {
+			t.Errorf("derive(seed, %q) = %s, want %s", tc.in, got, tc.want)
 		}
 	}
 	// Every prefix's first letter blocked: the next hash, then nothing.
@@ -118,7 +124,7 @@ func TestDelimiterCandidates(t *testing.T) {
 		}
 		all.WriteString(c + "é\n")
 	}
-	if got := deriveDelimiter(seed, all.String()); got != "" {
+	if got := derive(seed, all.String()); got != "" {
 		t.Errorf("every first letter blocked, got %s", got)
 	}
 	if err := Carriable(ToolShell, all.String()); !errs.Is(err, CodeUnsafe) {

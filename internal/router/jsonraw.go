@@ -3,7 +3,6 @@ package router
 import (
 	"bytes"
 	"encoding/json"
-	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -89,6 +88,43 @@ func eachMember(b []byte, f func(key string, raw []byte)) bool {
 	}
 }
 
+// firstMembers calls f with the members of the JSON object b in order
+// while f returns true, without looking further: a reader of the first few
+// members of a long object.
+func firstMembers(b []byte, f func(key string, raw []byte) bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return
+	}
+	i = skipSpace(b, i+1)
+	for i < len(b) && b[i] == '"' {
+		end, ok := skipString(b, i)
+		if !ok {
+			return
+		}
+		key, ok := internKey(b[i+1 : end-1])
+		if !ok {
+			if key, ok = unquote(b[i:end]); !ok {
+				return
+			}
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return
+		}
+		i = skipSpace(b, i+1)
+		end, ok = skipValue(b, i)
+		if !ok || !f(key, b[i:end:end]) {
+			return
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ',' {
+			return
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
 // splitArray returns the elements of the JSON array b, or false.
 func splitArray(b []byte) ([]json.RawMessage, bool) {
 	i := skipSpace(b, 0)
@@ -120,22 +156,73 @@ func splitArray(b []byte) ([]json.RawMessage, bool) {
 	}
 }
 
-// knownKeys are the keys of the Responses API's items and events: read
-// without an allocation each. Built on first use, by rowkit router only.
-var knownKeys = sync.OnceValue(func() map[string]string {
-	m := map[string]string{}
-	for _, k := range []string{"type", "id", "call_id", "name", "status", "arguments", "input", "output", "role", "content",
-		"text", "cmd", "tools", "model", "stream", "instructions", "summary", "encrypted_content", "item", "item_id",
-		"sequence_number", "output_index", "response", "delta", "description", "format", "parameters", "strict"} {
-		m[k] = k
-	}
-	return m
-})
-
-// internKey returns a key without escapes as one of knownKeys, or false.
+// internKey returns a key without escapes that is one of the keys of the
+// Responses API's requests, items and events as a constant string, without
+// an allocation (a switch on the bytes compares them in place), or false.
 func internKey(k []byte) (string, bool) {
-	s, ok := knownKeys()[string(k)]
-	return s, ok
+	switch string(k) {
+	case "type":
+		return "type", true
+	case "id":
+		return "id", true
+	case "call_id":
+		return "call_id", true
+	case "name":
+		return "name", true
+	case "status":
+		return "status", true
+	case "arguments":
+		return "arguments", true
+	case "input":
+		return "input", true
+	case "output":
+		return "output", true
+	case "role":
+		return "role", true
+	case "content":
+		return "content", true
+	case "text":
+		return "text", true
+	case "cmd":
+		return "cmd", true
+	case "tools":
+		return "tools", true
+	case "model":
+		return "model", true
+	case "stream":
+		return "stream", true
+	case "instructions":
+		return "instructions", true
+	case "summary":
+		return "summary", true
+	case "encrypted_content":
+		return "encrypted_content", true
+	case "item":
+		return "item", true
+	case "item_id":
+		return "item_id", true
+	case "sequence_number":
+		return "sequence_number", true
+	case "output_index":
+		return "output_index", true
+	case "response":
+		return "response", true
+	case "delta":
+		return "delta", true
+	case "description":
+		return "description", true
+	case "format":
+		return "format", true
+	case "parameters":
+		return "parameters", true
+	case "strict":
+		return "strict", true
+	case "previous_response_id":
+		return "previous_response_id", true
+	case "tool_choice":
+		return "tool_choice", true
+	}
+	return "", false
 }
 
 func skipSpace(b []byte, i int) int {
@@ -150,11 +237,26 @@ func skipSpace(b []byte, i int) int {
 func skipString(b []byte, i int) (int, bool) {
 	start := i + 1
 	for i = start; ; {
-		j := bytes.IndexByte(b[i:], '"')
-		if j < 0 {
-			return 0, false
+		// Most strings of a request are short (keys, ids, types): a plain
+		// loop finds their end sooner than IndexByte's call; a long one is
+		// left to IndexByte.
+		k := -1
+		for p, lim := i, min(len(b), i+16); p < lim; p++ {
+			if b[p] == '"' {
+				k = p
+				break
+			}
 		}
-		k := i + j
+		if k < 0 {
+			if i+16 >= len(b) {
+				return 0, false
+			}
+			j := bytes.IndexByte(b[i+16:], '"')
+			if j < 0 {
+				return 0, false
+			}
+			k = i + 16 + j
+		}
 		n := 0
 		for p := k - 1; p >= start && b[p] == '\\'; p-- {
 			n++
@@ -221,7 +323,12 @@ func unquote(q []byte) (string, bool) {
 
 // unquoteBytes is unquote's answer as bytes: q's own contents when it
 // holds no escape.
-func unquoteBytes(q []byte) ([]byte, bool) {
+func unquoteBytes(q []byte) ([]byte, bool) { return unquoteInto(nil, q) }
+
+// unquoteInto is unquoteBytes into dst's array when it has room (a caller
+// that decodes many strings reuses one buffer); with dst nil, q's own
+// contents when q holds no escape.
+func unquoteInto(dst, q []byte) ([]byte, bool) {
 	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
 		return nil, false
 	}
@@ -242,17 +349,31 @@ func unquoteBytes(q []byte) ([]byte, bool) {
 				return nil, false
 			}
 		}
+		if dst != nil {
+			return append(dst[:0], q...), true
+		}
 		return q, true
 	}
-	out := make([]byte, 0, len(q))
+	out := dst[:0]
+	if cap(out) < len(q) {
+		out = make([]byte, 0, len(q))
+	}
 	for i := 0; i < len(q); {
 		c := q[i]
 		switch {
 		case c == '"' || c < 0x20:
 			return nil, false
 		case c != '\\':
-			out = append(out, c)
-			i++
+			// A run up to the next escape, copied whole.
+			j := i + 1
+			for j < len(q) && q[j] != '\\' {
+				if q[j] == '"' || q[j] < 0x20 {
+					return nil, false
+				}
+				j++
+			}
+			out = append(out, q[i:j]...)
+			i = j
 			continue
 		}
 		if i+1 >= len(q) {

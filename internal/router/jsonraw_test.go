@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/rowkit/rowkit/internal/jsonstr"
 )
 
 // The raw splitters agree with encoding/json on every valid document, and
@@ -85,6 +87,22 @@ func FuzzUnquote(f *testing.F) {
 		}
 		if ok && got != want {
 			t.Fatalf("unquote(%q) = %q, want %q", q, got, want)
+		}
+	})
+}
+
+// canonical holds only when writing the string again gives its bytes, and
+// then always for a string without escapes (one with escapes is decoded
+// and written again, which is also right).
+func FuzzCanonical(f *testing.F) {
+	for _, s := range []string{`"call_1"`, `"fco_01a2"`, `"a\"b"`, `"\u00e9"`, "\"é\"", "\"\u2028\"", "\"\x01\"", `""`, `"`, `x`, "\"\xff\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		s, ok := unquoteBytes(v)
+		want := ok && bytes.Equal(jsonstr.AppendBytes(nil, s), v)
+		if got := canonical(v); got && !want || !got && want && !bytes.Contains(v, []byte(`\`)) {
+			t.Fatalf("canonical(%q) = %v, and writing it again gives it: %v", v, got, want)
 		}
 	})
 }

@@ -3,8 +3,10 @@ package router
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/jsonstr"
@@ -35,110 +37,363 @@ type Request struct {
 // place of apply_patch and exec_command, and its base instructions name
 // them. It is a pure function of the body and the carrier. A body that is
 // not a JSON object is returned as it is.
+//
+// Codex sends the whole conversation in every request, so the body grows
+// with the session (a megabyte is a few hundred calls), and the rewrite
+// costs about a scan and a copy of it: one pass finds the members and the
+// history's items, only the items that may change are read (carriers,
+// their outputs, routed calls, the first developer message), and the new
+// body is the old one spliced with their replacements; nothing else is
+// decoded, copied twice or allocated per item.
 func (c *Carrier) Rewrite(body []byte) Request {
-	r := Request{Body: body}
-	top, ok := splitObject(body)
+	w := rewrite{c: c, body: body, r: Request{Body: body}}
+	top, ok := w.scan()
 	if !ok {
-		r.Tools = "left alone: the body is not a JSON object"
-		return r
+		w.r = Request{Body: body, Tools: "left alone: the body is not a JSON object"}
+		return w.r
 	}
-	changed := false
-	input := get(top, "input")
-	var items []json.RawMessage
-	if len(input) > 0 && input[0] == '[' {
-		items, _ = splitArray(input)
+	var kept [][]byte
+	w.r.Tools, kept = qualifies(body, top)
+	switch {
+	case w.r.Tools == "":
+		w.edits = append(w.edits, edit{top.tools.start, top.tools.end, rewriteTools(kept)})
+		w.r.Routed = true
+		w.r.Instructions = w.instructions(top)
+	case noTools(body, top):
+		// A request that offers no tool at all (Codex's compaction) names
+		// none either way, and with the passages replaced its prefix is
+		// the session's routed requests' one, for the prompt cache.
+		w.r.Instructions = w.instructions(top)
 	}
-	if items != nil && c.decodeHistory(items, &r) {
-		top = set(top, "input", joinArray(items))
-		changed = true
+	if len(w.edits) == 0 {
+		return w.r
 	}
+	w.r.Body = w.splice()
+	return w.r
+}
 
-	r.Tools = qualifies(top)
-	if r.Tools == "" {
-		tools, _ := splitArray(get(top, "tools"))
-		kept := make([]json.RawMessage, 0, len(tools)+2)
-		for _, t := range tools {
-			if name := toolName(t); name != "apply_patch" && name != "exec_command" {
-				kept = append(kept, t)
+// span is where a value lies in the body: body[start:end].
+type span struct{ start, end int }
+
+func (s span) ok() bool { return s.end > 0 }
+
+// topLevel are the spans of the members the rewrite reads (the first of
+// each key, as encoding/json's decoder would not, but as the upstream's
+// own tools see a duplicate is no concern of the router's).
+type topLevel struct {
+	stream, previous, tools, toolChoice, instructions, input span
+}
+
+// edit replaces body[start:end] with repl.
+type edit struct {
+	start, end int
+	repl       []byte
+}
+
+// rewrite is one Rewrite in progress.
+type rewrite struct {
+	c     *Carrier
+	body  []byte
+	r     Request
+	edits []edit // in the order of the body, but for the last few
+	// carried are the call ids (raw JSON) of the carriers met whose
+	// output has not come yet: outputs follow their calls, so it holds the
+	// calls of about one response.
+	carried [][]byte
+	refused []refusal
+	dev     span // the first developer message
+	dec     decoder
+	args    []byte // a carrier's arguments, unquoted
+	buf     []byte // a replacement being written
+	block   []byte // where replacements are kept: see keep
+}
+
+// room returns an empty slice with room for a replacement of about n
+// bytes (more may be appended), in a block of replacements that is never
+// moved, so that each costs one copy whatever their number: write it
+// there and pass it to kept.
+func (w *rewrite) room(n int) []byte {
+	n = 2*n + 256 // escapes, and the ids written again
+	if cap(w.block)-len(w.block) < n {
+		// Blocks grow with the history, up to 64 KiB.
+		w.block = make([]byte, 0, max(min(2*cap(w.block), 64<<10), 4<<10, n))
+	}
+	return w.block[len(w.block):len(w.block)]
+}
+
+// kept adds repl, written where room said, as the replacement of
+// body[start:end].
+func (w *rewrite) kept(start, end int, repl []byte) {
+	if cap(repl) == cap(w.block)-len(w.block) {
+		// Written in place: the block's room is taken.
+		w.block = w.block[:len(w.block)+len(repl)]
+	}
+	// Otherwise it outgrew its room and append moved it: it is its own.
+	w.edits = append(w.edits, edit{start, end, repl[:len(repl):len(repl)]})
+}
+
+// refusal is a routed call that reached Codex as itself, and why.
+type refusal struct{ callID, reason string }
+
+// scan reads the top-level members of the body, the history's items as
+// it passes them, and reports whether the body is a JSON object.
+func (w *rewrite) scan() (topLevel, bool) {
+	var top topLevel
+	b := w.body
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return top, false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return top, skipSpace(b, i+1) == len(b)
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return top, false
+		}
+		kend, ok := skipString(b, i)
+		if !ok {
+			return top, false
+		}
+		key, ok := internKey(b[i+1 : kend-1])
+		if !ok {
+			if key, ok = unquote(b[i:kend]); !ok {
+				return top, false
 			}
 		}
-		hpatch, shell := builtinTools()
-		kept = append(kept, hpatch, shell)
-		top = set(top, "tools", joinArray(kept))
-		r.Routed, changed = true, true
-		if r.Instructions = rewriteInstructions(top, items); r.Instructions == "" {
-			// rewriteInstructions changed top or items in place.
-			if items != nil {
-				top = set(top, "input", joinArray(items))
-			}
+		i = skipSpace(b, kend)
+		if i >= len(b) || b[i] != ':' {
+			return top, false
 		}
+		i = skipSpace(b, i+1)
+		var end int
+		if key == "input" && !top.input.ok() && i < len(b) && b[i] == '[' {
+			end, ok = w.history(i)
+		} else {
+			end, ok = skipValue(b, i)
+		}
+		if !ok {
+			return top, false
+		}
+		v := span{i, end}
+		switch key {
+		case "stream":
+			top.stream = first(top.stream, v)
+		case "previous_response_id":
+			top.previous = first(top.previous, v)
+		case "tools":
+			top.tools = first(top.tools, v)
+		case "tool_choice":
+			top.toolChoice = first(top.toolChoice, v)
+		case "instructions":
+			top.instructions = first(top.instructions, v)
+		case "input":
+			top.input = first(top.input, v)
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) {
+			return top, false
+		}
+		if b[i] == '}' {
+			return top, skipSpace(b, i+1) == len(b)
+		}
+		if b[i] != ',' {
+			return top, false
+		}
+		i = skipSpace(b, i+1)
 	}
-	if changed {
-		r.Body = joinObject(top)
+}
+
+func first(have, v span) span {
+	if have.ok() {
+		return have
 	}
-	return r
+	return v
+}
+
+// history passes the items of the input array that starts at body[i],
+// rewriting those that need it, and returns the array's end. An input
+// that is not an array of values changes nothing.
+func (w *rewrite) history(i int) (int, bool) {
+	b := w.body
+	start := i
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, true
+	}
+	for {
+		it, end, ok := scanItem(b, i)
+		if !ok {
+			break
+		}
+		w.item(&it, i, end)
+		i = skipSpace(b, end)
+		if i >= len(b) {
+			break
+		}
+		if b[i] == ']' {
+			return i + 1, true
+		}
+		if b[i] != ',' {
+			break
+		}
+		i = skipSpace(b, i+1)
+	}
+	// Not an array of values: its items are not the history's, and the
+	// value is left to skipValue as any other.
+	w.edits, w.carried, w.refused, w.dev = w.edits[:0], w.carried[:0], w.refused[:0], span{}
+	w.r.Decoded, w.r.Explained = 0, 0
+	return skipValue(b, start)
 }
 
 // qualifies says why the tools of a request cannot be rewritten, or "".
 // The carrier answers through Codex's exec_command, and the history is
 // rebuilt from the request alone, so a request needs both; a client that
 // already has an hpatch or shell tool keeps its own.
-func qualifies(top []member) string {
-	if s := get(top, "stream"); string(s) != "true" {
-		return "left alone: the request does not stream"
+//
+// It also returns the tools a rewrite keeps: all but apply_patch and
+// exec_command, in order.
+func qualifies(body []byte, top topLevel) (string, [][]byte) {
+	val := func(s span) []byte { return body[s.start:s.end] }
+	if !top.stream.ok() || string(val(top.stream)) != "true" {
+		return "left alone: the request does not stream", nil
 	}
-	if p := get(top, "previous_response_id"); p != nil && string(p) != "null" {
-		return "left alone: the request continues a stored response (previous_response_id)"
+	if top.previous.ok() && string(val(top.previous)) != "null" {
+		return "left alone: the request continues a stored response (previous_response_id)", nil
 	}
-	tools, ok := splitArray(get(top, "tools"))
-	if !ok {
-		return "left alone: the request has no tools"
+	if !top.tools.ok() {
+		return "left alone: the request has no tools", nil
 	}
-	exec := false
-	for _, t := range tools {
-		switch toolName(t) {
+	exec, other := false, ""
+	var kept [][]byte
+	isArray := eachElement(val(top.tools), func(t []byte) {
+		typ, name := toolTypeName(t)
+		switch name {
 		case "exec_command":
-			ms, _ := splitObject(t)
-			typ, _ := str(get(ms, "type"))
 			exec = exec || typ == "function"
 		case ToolHpatch, ToolShell:
-			return "left alone: the request already has a tool named hpatch or shell"
+			other = "left alone: the request already has a tool named hpatch or shell"
 		}
+		if name != "apply_patch" && name != "exec_command" {
+			kept = append(kept, t)
+		}
+	})
+	switch {
+	case !isArray:
+		return "left alone: the request has no tools", nil
+	case other != "":
+		return other, nil
+	case !exec:
+		return "left alone: the request has no exec_command tool to carry the calls", nil
 	}
-	if !exec {
-		return "left alone: the request has no exec_command tool to carry the calls"
-	}
-	if tc := get(top, "tool_choice"); len(tc) > 0 && tc[0] != '"' && string(tc) != "null" {
-		var v struct {
-			Name  string
-			Tools []struct{ Name string }
-		}
-		if json.Unmarshal(tc, &v) != nil {
-			return "left alone: the request's tool_choice is not understood"
-		}
-		names := []string{v.Name}
-		for _, t := range v.Tools {
-			names = append(names, t.Name)
-		}
-		for _, n := range names {
-			if n == "apply_patch" || n == "exec_command" {
-				return "left alone: the request's tool_choice names " + n
+	if top.toolChoice.ok() {
+		if tc := val(top.toolChoice); tc[0] != '"' && string(tc) != "null" {
+			var v struct {
+				Name  string
+				Tools []struct{ Name string }
+			}
+			if json.Unmarshal(tc, &v) != nil {
+				return "left alone: the request's tool_choice is not understood", nil
+			}
+			names := []string{v.Name}
+			for _, t := range v.Tools {
+				names = append(names, t.Name)
+			}
+			for _, n := range names {
+				if n == "apply_patch" || n == "exec_command" {
+					return "left alone: the request's tool_choice names " + n, nil
+				}
 			}
 		}
 	}
-	return ""
+	return "", kept
+}
+
+// noTools reports whether the request's tools are an empty array.
+func noTools(body []byte, top topLevel) bool {
+	return top.tools.ok() && eachElement(body[top.tools.start:top.tools.end], func([]byte) {}) &&
+		len(bytes.TrimSpace(body[top.tools.start+1:top.tools.end-1])) == 0
+}
+
+// eachElement calls f with each element of the JSON array b and reports
+// whether b is one (f may have been called when it is not).
+func eachElement(b []byte, f func([]byte)) bool {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return skipSpace(b, i+1) == len(b)
+	}
+	for {
+		end, ok := skipValue(b, i)
+		if !ok {
+			return false
+		}
+		f(b[i:end:end])
+		i = skipSpace(b, end)
+		if i >= len(b) {
+			return false
+		}
+		if b[i] == ']' {
+			return skipSpace(b, i+1) == len(b)
+		}
+		if b[i] != ',' {
+			return false
+		}
+		i = skipSpace(b, i+1)
+	}
 }
 
 func toolName(t json.RawMessage) string {
-	ms, _ := splitObject(t)
-	name, _ := str(get(ms, "name"))
+	_, name := toolTypeName(t)
 	return name
 }
 
-// item is what the history rewrite reads of an input item.
+// toolTypeName reads a tool's type and name, the first of each, and stops
+// there: Codex's tools name themselves before their long parameters.
+func toolTypeName(t []byte) (typ, name string) {
+	var haveType, haveName bool
+	firstMembers(t, func(k string, v []byte) bool {
+		switch {
+		case k == "type" && !haveType:
+			typ, _ = str(v)
+			haveType = true
+		case k == "name" && !haveName:
+			name, _ = str(v)
+			haveName = true
+		}
+		return !(haveType && haveName)
+	})
+	return typ, name
+}
+
+// rewriteTools is the tools array of kept, with hpatch and shell at its
+// end.
+func rewriteTools(kept [][]byte) []byte {
+	hpatch, shell := builtinTools()
+	n := len(hpatch) + len(shell) + 3
+	for _, t := range kept {
+		n += len(t) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for _, t := range kept {
+		b = append(append(b, t...), ',')
+	}
+	return append(append(append(append(b, hpatch...), ','), shell...), ']')
+}
+
+// item is what the history rewrite reads of an input item: its strings
+// as their raw JSON (id and callID nil when they are not strings), decoded
+// only where they are written out again.
 type item struct {
-	typ, id, callID, name     string
-	hasID                     bool
+	typ, name, role           string
+	members                   int       // how many
+	order                     [4]string // the keys of the first four
+	id, callID                json.RawMessage
 	status, arguments, output json.RawMessage
 	input                     json.RawMessage
 }
@@ -150,9 +405,9 @@ func readItem(raw json.RawMessage) (item, bool) {
 		case "type":
 			it.typ = knownValue(v)
 		case "id":
-			it.id, it.hasID = str(v)
+			it.id = stringValue(v)
 		case "call_id":
-			it.callID, _ = str(v)
+			it.callID = stringValue(v)
 		case "name":
 			it.name = knownValue(v)
 		case "status":
@@ -168,6 +423,66 @@ func readItem(raw json.RawMessage) (item, bool) {
 	return it, ok
 }
 
+// stringValue is v when it is a JSON string, or nil.
+func stringValue(v []byte) json.RawMessage {
+	if canonical(v) {
+		return v
+	}
+	if _, ok := unquoteBytes(v); ok {
+		return v
+	}
+	return nil
+}
+
+// canonical reports whether v is a JSON string as jsonstr writes it, so
+// that writing its value again is copying v: no escape, no control
+// character, valid UTF-8 without U+2028 or U+2029. Ids are.
+func canonical(v []byte) bool {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return false
+	}
+	for i, c := range v[1 : len(v)-1] {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+		if c >= 0x80 {
+			// Not ASCII: the rest as jsonstr would write it.
+			rest := v[1+i : len(v)-1]
+			return utf8.Valid(rest) && !bytes.ContainsAny(rest, "\"\\\u2028\u2029") && !hasControl(rest)
+		}
+	}
+	return true
+}
+
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
+// appendString appends the string value v (raw JSON) as jsonstr writes
+// it; a value that is not a string (nil) is "".
+func appendString(b, v []byte) []byte {
+	if canonical(v) {
+		return append(b, v...)
+	}
+	s, _ := unquoteBytes(v)
+	return jsonstr.AppendBytes(b, s)
+}
+
+// sameString reports whether the string values a and b are equal.
+func sameString(a, b []byte) bool {
+	if canonical(a) && canonical(b) {
+		return bytes.Equal(a, b)
+	}
+	x, _ := unquoteBytes(a)
+	y, _ := unquoteBytes(b)
+	return bytes.Equal(x, y)
+}
+
 // knownValue reads the string values the history rewrite branches on
 // without an allocation; any other value reads as "".
 func knownValue(v []byte) string {
@@ -180,6 +495,10 @@ func knownValue(v []byte) string {
 		return "custom_tool_call"
 	case `"custom_tool_call_output"`:
 		return "custom_tool_call_output"
+	case `"message"`:
+		return "message"
+	case `"developer"`:
+		return "developer"
 	case `"exec_command"`:
 		return "exec_command"
 	case `"hpatch"`:
@@ -190,103 +509,263 @@ func knownValue(v []byte) string {
 	return ""
 }
 
-// decodeHistory turns the carriers of items back into the model's own
-// calls and their outputs into custom tool outputs, and puts the reason
-// in place of Codex's answer to a routed call that could not be carried.
-// It reports whether an item changed.
-func (c *Carrier) decodeHistory(items []json.RawMessage, r *Request) bool {
-	carried := map[string]bool{}
-	refused := map[string]string{} // call_id -> the reason the model reads
-	changed := false
-	for i, raw := range items {
-		if !bytes.Contains(raw, []byte(`"function_call`)) && !bytes.Contains(raw, []byte(`"custom_tool_call`)) {
-			continue
+// carrierMarker is in every carrier's arguments as Codex echoes them (a
+// JSON encoder escapes no space or letter): an exec_command call without
+// it is an ordinary command, not read further.
+var carrierMarker = []byte(" carrier ")
+
+// item rewrites the history's item it, body[s:e], when it needs it: a
+// carrier becomes the model's own call again and its output a custom tool
+// output, and the reason takes the place of Codex's answer to a routed
+// call that could not be carried.
+func (w *rewrite) item(it *item, s, e int) {
+	switch it.typ {
+	case "function_call":
+		if it.name == "exec_command" && bytes.Contains(it.arguments, carrierMarker) {
+			w.carrier(it, s, e)
 		}
-		it, ok := readItem(raw)
-		if !ok {
-			continue
+	case "function_call_output":
+		if len(w.carried) > 0 {
+			w.output(it, s, e)
 		}
-		switch it.typ {
-		case "function_call":
-			if it.name != "exec_command" {
-				continue
-			}
-			args, ok := unquoteBytes(it.arguments)
-			if !ok {
-				continue
-			}
-			tool, input, ok := decodeArguments(args)
-			if !ok {
-				continue
-			}
-			b := make([]byte, 0, len(input)+len(it.id)+len(it.callID)+len(it.status)+96)
-			b = append(b, `{"type":"custom_tool_call"`...)
-			if it.hasID {
-				b = append(b, `,"id":`...)
-				b = jsonstr.Append(b, it.id)
-			}
-			if it.status != nil {
-				b = append(b, `,"status":`...)
-				b = append(b, it.status...)
-			}
-			b = append(b, `,"call_id":`...)
-			b = jsonstr.Append(b, it.callID)
-			b = append(b, `,"name":`...)
-			b = jsonstr.Append(b, tool)
-			b = append(b, `,"input":`...)
-			b = jsonstr.Append(b, input)
-			items[i] = append(b, '}')
-			carried[it.callID] = true
-			r.Decoded++
-			changed = true
-		case "function_call_output":
-			if !carried[it.callID] {
-				continue
-			}
-			b := make([]byte, 0, len(it.output)+len(it.id)+len(it.callID)+80)
-			b = append(b, `{"type":"custom_tool_call_output"`...)
-			if it.hasID {
-				// Codex names its own outputs fco_ (function) and ctco_
-				// (custom); any other id is not Codex's and is dropped.
-				if rest, ok := strings.CutPrefix(it.id, "fco_"); ok {
-					b = append(b, `,"id":`...)
-					b = jsonstr.Append(b, "ctco_"+rest)
-				}
-			}
-			b = append(b, `,"call_id":`...)
-			b = jsonstr.Append(b, it.callID)
-			b = append(b, `,"output":`...)
-			b = append(b, it.output...)
-			items[i] = append(b, '}')
-			changed = true
-		case "custom_tool_call":
-			if it.name != ToolHpatch && it.name != ToolShell {
-				continue
-			}
-			// A routed call that reached Codex as itself: the router
-			// refused to carry it, or its request offered no exec_command.
-			input, _ := str(it.input)
-			if e, ok := errs.As(Carriable(it.name, input)); ok {
-				refused[it.callID] = e.Msg
-			} else {
-				refused[it.callID] = it.name + ": not run: that request offered no exec_command to carry it"
-			}
-		case "custom_tool_call_output":
-			reason, ok := refused[it.callID]
-			if !ok {
-				continue
-			}
-			out, isStr := str(it.output)
-			if !isStr || !strings.HasPrefix(out, "unsupported custom tool call: ") {
-				continue
-			}
-			ms, _ := splitObject(raw)
-			items[i] = joinObject(set(ms, "output", quote(reason)))
-			r.Explained++
-			changed = true
+	case "custom_tool_call":
+		if it.name != ToolHpatch && it.name != ToolShell {
+			return
+		}
+		// A routed call that reached Codex as itself: the router refused
+		// to carry it, or its request offered no exec_command.
+		input, _ := str(it.input)
+		callID, _ := str(it.callID)
+		reason := it.name + ": not run: that request offered no exec_command to carry it"
+		if e, ok := errs.As(Carriable(it.name, input)); ok {
+			reason = e.Msg
+		}
+		w.refused = append(w.refused, refusal{callID, reason})
+	case "custom_tool_call_output":
+		if len(w.refused) > 0 {
+			w.explain(it, s, e)
+		}
+	case "message":
+		if !w.dev.ok() && it.role == "developer" {
+			w.dev = span{s, e}
 		}
 	}
-	return changed
+}
+
+// scanItem finds the end of the value at b[i], as skipValue does, and,
+// when it is an object, reads on the way what the rewrite needs of an
+// item.
+func scanItem(b []byte, i int) (item, int, bool) {
+	var it item
+	if i >= len(b) || b[i] != '{' {
+		end, ok := skipValue(b, i)
+		return it, end, ok
+	}
+	start := i
+	fail := func() (item, int, bool) {
+		// Not an object of members: as skipValue takes it (a stray
+		// bracket inside is still matched), but no item.
+		end, ok := skipValue(b, start)
+		return item{}, end, ok
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return it, i + 1, true
+	}
+	typeFirst := false
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return fail()
+		}
+		kend, ok := skipString(b, i)
+		if !ok {
+			return fail()
+		}
+		key, ok := internKey(b[i+1 : kend-1])
+		if !ok {
+			if key, ok = unquote(b[i:kend]); !ok {
+				return fail()
+			}
+		}
+		i = skipSpace(b, kend)
+		if i >= len(b) || b[i] != ':' {
+			return fail()
+		}
+		i = skipSpace(b, i+1)
+		end, ok := skipValue(b, i)
+		if !ok {
+			return fail()
+		}
+		v := b[i:end:end]
+		if it.members < len(it.order) {
+			it.order[it.members] = key
+		}
+		it.members++
+		switch key {
+		case "type":
+			// The first member's type, as Codex writes every item, or
+			// the last one, as readItem reads it.
+			if it.members == 1 {
+				typeFirst = true
+				it.typ = knownValue(v)
+			} else if !typeFirst {
+				it.typ = knownValue(v)
+			}
+		case "id":
+			it.id = v // stringValue where it is written
+		case "call_id":
+			it.callID = v
+		case "name":
+			it.name = knownValue(v)
+		case "role":
+			if it.role == "" {
+				it.role = knownValue(v)
+			}
+		case "status":
+			it.status = v
+		case "arguments":
+			it.arguments = v
+		case "input":
+			it.input = v
+		case "output":
+			it.output = v
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) {
+			return fail()
+		}
+		if b[i] == '}' {
+			return it, i + 1, true
+		}
+		if b[i] != ',' {
+			return fail()
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+// carrier puts the model's own call in place of the carrier body[s:e],
+// when it is one.
+func (w *rewrite) carrier(it *item, s, e int) {
+	if w.args == nil {
+		w.args = make([]byte, 0, 4<<10)
+	}
+	args, ok := unquoteInto(w.args[:0], it.arguments)
+	if !ok {
+		return
+	}
+	w.args = args
+	tool, input, ok := w.dec.transient(args)
+	if !ok {
+		return
+	}
+	it.id, it.callID = stringValue(it.id), stringValue(it.callID)
+	b := w.room(e - s + len(input))
+	b = append(b, `{"type":"custom_tool_call"`...)
+	if it.id != nil {
+		b = append(b, `,"id":`...)
+		b = appendString(b, it.id)
+	}
+	if it.status != nil {
+		b = append(b, `,"status":`...)
+		b = append(b, it.status...)
+	}
+	b = append(b, `,"call_id":`...)
+	b = appendString(b, it.callID)
+	b = append(b, `,"name":`...)
+	b = jsonstr.Append(b, tool)
+	b = append(b, `,"input":`...)
+	b = jsonstr.Append(b, input)
+	w.kept(s, e, append(b, '}'))
+	w.carried = append(w.carried, it.callID)
+	w.r.Decoded++
+}
+
+// output turns the function_call_output it, body[s:e], of a carrier into
+// the custom tool output the model's call gets.
+func (w *rewrite) output(it *item, s, e int) {
+	k := slices.IndexFunc(w.carried, func(id []byte) bool { return sameString(id, it.callID) })
+	if k < 0 {
+		return
+	}
+	// A call has one output: the list stays as short as one response's
+	// calls.
+	w.carried = slices.Delete(w.carried, k, k+1)
+	it.id, it.callID = stringValue(it.id), stringValue(it.callID)
+	// Codex writes {"type":"function_call_output","id":"fco_…","call_id":
+	// …,"output":…}: then only the type and the id's prefix change, and
+	// the output (often most of the item) goes through untouched.
+	const from = `{"type":"function_call_output","id":"fco_`
+	if it.members == 4 && it.order == [4]string{"type", "id", "call_id", "output"} && bytes.HasPrefix(w.body[s:e], []byte(from)) &&
+		canonical(it.id) && canonical(it.callID) &&
+		e-s == len(`{"type":"function_call_output","id":,"call_id":,"output":}`)+len(it.id)+len(it.callID)+len(it.output) {
+		w.edits = append(w.edits, edit{s, s + len(from), customOutput})
+		return
+	}
+	b := w.room(e - s + 16)
+	b = append(b, `{"type":"custom_tool_call_output"`...)
+	// Codex names its own outputs fco_ (function) and ctco_ (custom); any
+	// other id is not Codex's and is dropped.
+	if id, _ := str(it.id); strings.HasPrefix(id, "fco_") {
+		b = append(b, `,"id":`...)
+		b = jsonstr.Append(b, "ctco_"+id[len("fco_"):])
+	}
+	b = append(b, `,"call_id":`...)
+	b = appendString(b, it.callID)
+	b = append(b, `,"output":`...)
+	b = append(b, it.output...)
+	w.kept(s, e, append(b, '}'))
+}
+
+// explain puts the reason in place of Codex's "unsupported custom tool
+// call" in the output body[s:e] of a routed call that was not carried.
+func (w *rewrite) explain(it *item, s, e int) {
+	raw := w.body[s:e:e]
+	callID, _ := str(it.callID)
+	k := slices.IndexFunc(w.refused, func(r refusal) bool { return r.callID == callID })
+	if k < 0 {
+		return
+	}
+	out, isStr := str(it.output)
+	if !isStr || !strings.HasPrefix(out, "unsupported custom tool call: ") {
+		return
+	}
+	ms, _ := splitObject(raw)
+	w.edits = append(w.edits, edit{s, e, joinObject(set(ms, "output", quote(w.refused[k].reason)))})
+	w.r.Explained++
+}
+
+var customOutput = []byte(`{"type":"custom_tool_call_output","id":"ctco_`)
+
+// splice is the body with every edit made: the bytes between the edits
+// copied once, as they came.
+func (w *rewrite) splice() []byte {
+	// The history's edits come in order; the few made after the scan
+	// (tools, instructions) are put in their place.
+	cmp := func(a, b edit) int { return a.start - b.start }
+	for i := 1; i < len(w.edits); i++ {
+		if w.edits[i].start < w.edits[i-1].start {
+			late := slices.Clone(w.edits[i:])
+			w.edits = w.edits[:i]
+			for _, e := range late {
+				at, _ := slices.BinarySearchFunc(w.edits, e, cmp)
+				w.edits = slices.Insert(w.edits, at, e)
+			}
+			break
+		}
+	}
+	n := len(w.body)
+	for _, e := range w.edits {
+		n += len(e.repl) - (e.end - e.start)
+	}
+	out := make([]byte, 0, n)
+	last := 0
+	for _, e := range w.edits {
+		out = append(out, w.body[last:e.start]...)
+		out = append(out, e.repl...)
+		last = e.end
+	}
+	return append(out, w.body[last:]...)
 }
 
 // basePassages are the passages of Codex 0.169's base instructions that
@@ -319,47 +798,57 @@ func inner(s string) []byte {
 	return b[1 : len(b)-1]
 }
 
-// rewriteInstructions replaces the base passages in the request's
-// instructions, or in its first developer message when it has none, in
-// place. It returns why it left them alone, or "".
-func rewriteInstructions(top []member, items []json.RawMessage) string {
+// instructions replaces the base passages in the request's instructions,
+// or in its first developer message when it has none. It returns why it
+// left them alone, or "".
+func (w *rewrite) instructions(top topLevel) string {
 	where := "request's instructions"
-	at := -1
-	raw := get(top, "instructions")
-	if s, ok := str(raw); !ok || s == "" {
+	at := top.instructions
+	if !at.ok() {
+		at = span{}
+	} else if s, ok := str(w.body[at.start:at.end]); !ok || s == "" {
+		at = span{}
+	}
+	if !at.ok() {
 		where = "first developer message"
-		raw = nil
-		for i, it := range items {
-			if !bytes.Contains(it, []byte(`"developer"`)) {
-				continue
-			}
-			ms, _ := splitObject(it)
-			typ, _ := str(get(ms, "type"))
-			role, _ := str(get(ms, "role"))
-			if typ == "message" && role == "developer" {
-				raw, at = it, i
-				break
-			}
-		}
-		if raw == nil {
+		if at = w.dev; !at.ok() {
 			return "left alone: the request has no instructions and no developer message"
 		}
 	}
-	out := raw
-	for _, p := range encodedPassages() {
-		if !bytes.Contains(out, p[0]) {
+	raw := w.body[at.start:at.end:at.end]
+	ps := encodedPassages()
+	next := make([]int, len(ps)) // where each passage occurs next
+	for i, p := range ps {
+		if next[i] = bytes.Index(raw, p[0]); next[i] < 0 {
 			return "left alone: a passage of Codex 0.169's base instructions naming apply_patch or exec_command is not in the " + where
 		}
-		out = bytes.ReplaceAll(out, p[0], p[1])
 	}
-	if at >= 0 {
-		items[at] = out
-	} else {
-		for i := range top {
-			if top[i].key == "instructions" {
-				top[i].raw = out
+	// Every occurrence replaced, as one copy of the text.
+	out := make([]byte, 0, len(raw)+512)
+	pos := 0
+	for {
+		i := -1
+		for j, at := range next {
+			if at >= 0 && (i < 0 || at < next[i]) {
+				i = j
+			}
+		}
+		if i < 0 {
+			break
+		}
+		out = append(append(out, raw[pos:next[i]]...), ps[i][1]...)
+		pos = next[i] + len(ps[i][0])
+		for j := range next {
+			if next[j] >= 0 && next[j] < pos {
+				if k := bytes.Index(raw[pos:], ps[j][0]); k >= 0 {
+					next[j] = pos + k
+				} else {
+					next[j] = -1
+				}
 			}
 		}
 	}
+	out = append(out, raw[pos:]...)
+	w.edits = append(w.edits, edit{at.start, at.end, out})
 	return ""
 }

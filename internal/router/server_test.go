@@ -189,7 +189,7 @@ func TestServerRouted(t *testing.T) {
 	}
 	l := ls[0]
 	if !l.Routed || l.Decoded != 1 || l.Explained != 1 || l.Carried != 1 || l.Status != 200 || l.InBytes != len(body) || l.UpBytes != len(got.body) ||
-		l.InSHA256 != digest(body) || l.UpSHA256 != digest(got.body) {
+		l.InCRC != digest(body) || l.UpCRC != digest(got.body) {
 		t.Fatalf("log %+v", l)
 	}
 	for _, secret := range []string{"sk-secret", "secret-script", "notes.txt", "edit notes"} {
@@ -215,7 +215,7 @@ func TestServerPassthrough(t *testing.T) {
 	if !bytes.Equal(up.last(t).body, body) || string(out) != events {
 		t.Fatal("passthrough changed a byte")
 	}
-	if l := logLines(t, log)[0]; l.Routed || l.InSHA256 != l.UpSHA256 || l.Tools != "" {
+	if l := logLines(t, log)[0]; l.Routed || l.InCRC != l.UpCRC || l.Tools != "" {
 		t.Fatalf("log %+v", l)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/rowkit/rowkit/internal/jsonstr"
+	"github.com/rowkit/rowkit/internal/patch"
 )
 
 // Guidance is rowkit's central guidance: how to work with verified rows.
@@ -20,28 +21,13 @@ const Guidance = "Work in `shell` and edit with `hpatch`. To find code, outline 
 	"`sed -i`, redirections or Python; formatting commands and bulk mechanical rewrites may still " +
 	"run in `shell`."
 
-// HpatchLanguage describes HPATCH/2 for the model. It is meant to become
-// the one HPATCH description that internal/patch will own; until then it
-// lives here, and hpatchDescription is the only place that uses it.
-const HpatchLanguage = `in PATH              select an existing file
-new PATH             create a file (and missing parent directories) and select it
-mv PATH              move the selected file
-rm                   delete the selected file
-type TARGET VALUE    replace every span TARGET selects ("" deletes)
-add DEST VALUE       insert VALUE before DEST (a ROW, a text target or EOF)
-type VALUE           initial content, directly after new
-type EOF VALUE       set the final terminator: "" drops it, "\n" adds one
-
-TARGET is ROW (LINE:HASH, the whole line with its terminator), ROW..ROW, or
-[ROW] "TEXT" [N] (the first N exact matches of a one-line literal, from ROW
-or from the start of the file). VALUE is a JSON string, or <<PATCH followed
-by literal lines and a line PATCH. A replacement without a final line
-terminator keeps the target's. Every target resolves against the files as
-they were when the script started.`
-
+// hpatchDescription is the hpatch tool's description: the one HPATCH/2
+// description every surface shows (patch.Language), between the router's
+// own words (where the script goes, what comes back, the concurrency of
+// Codex's calls) and the guidance.
 const hpatchDescription = "Apply an HPATCH/2 edit script to the files of the working directory, " +
 	"all of them or none. This is a FREEFORM tool: send the script itself, not JSON. It replaces " +
-	"apply_patch, which is not available here.\n\n" + HpatchLanguage + "\n\n" +
+	"apply_patch, which is not available here.\n\n" + patch.Language + "\n" +
 	"The result lists the rows around each edit (\"PATH\":LINE:HASH TEXT), ready for the next " +
 	"script; a rejected script changes nothing and shows the current rows to retry with. The calls " +
 	"of one response run at the same time: an edit and what depends on it belong in different " +

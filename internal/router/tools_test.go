@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rowkit/rowkit/internal/patch"
 )
 
 // decimalAtMost against big-number arithmetic, at and around its bound and
@@ -65,7 +67,7 @@ func TestToolShapes(t *testing.T) {
 			t.Errorf("the shell description does not name %q", want)
 		}
 	}
-	for _, want := range []string{"apply_patch", "LINE:HASH", "<<PATCH", Guidance} {
+	for _, want := range []string{"apply_patch", patch.Language, Guidance} {
 		if !strings.Contains(h.Description, want) {
 			t.Errorf("the hpatch description does not name %q", want)
 		}
