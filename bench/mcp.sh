@@ -9,7 +9,9 @@
 #    the whole Go tree (a rare pattern and Deprecated:), next to the same
 #    work through the CLI (one process per call: rowkit read, inspect,
 #    grep, review), from the Go SDK client and from the TypeScript SDK
-#    client (the CLI timed once, printed beside both);
+#    client (the CLI timed once, printed beside both), and the floor under
+#    read_file: the TypeScript client's round trip to bench/mcpfloor, a
+#    server on the same SDK whose tool answers read_file's text ready-made;
 # 2. the server's resident memory after RSS_CALLS calls (default 10,000);
 # 3. the tokens of inspect_file's text (and of the JSON envelope) against
 #    the file's verified rows, over the Go tree, the Python standard
@@ -26,6 +28,7 @@ mkdir -p "$out/ws/repo"
 bin=bench/out/rowkit
 go build -o "$bin" ./cmd/rowkit
 go build -o bench/out/mcpbench ./bench/mcpbench
+go build -o bench/out/mcpfloor ./bench/mcpfloor
 bin=$(cd "$(dirname "$bin")" && pwd)/rowkit
 src=$(go env GOROOT)/src/go/printer/nodes.go
 cp "$src" "$out/ws/nodes.go"
@@ -46,6 +49,9 @@ bench/out/mcpbench latency -bin "$bin" -dir "$ws" -file nodes.go -repo repo -tre
 # The same calls from the official TypeScript SDK client (what Claude Code,
 # Codex and Cursor build on; needs npm ci at the repository root).
 node bench/mcpts/latency.mjs "$bin" "$ws" "$tree" "$out/works.json" "$calls"
+# The floor under read_file from the same client: a server on the same SDK
+# whose tool does no work, answering read_file's very text (bench/mcpfloor).
+node bench/mcpts/floor.mjs "$bin" "$(cd bench/out && pwd)/mcpfloor" "$ws" nodes.go "$ws/../read_file.txt" "$calls"
 bench/out/mcpbench rss -bin "$bin" -dir "$ws" -file nodes.go -n "$rss_calls"
 py=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])' 2>/dev/null || true)
 npmdir=$(npm root -g 2>/dev/null)/npm
