@@ -647,6 +647,14 @@ func scanItem(b []byte, i int) (item, int, bool) {
 // carrier puts the model's own call in place of the carrier body[s:e],
 // when it is one.
 func (w *rewrite) carrier(it *item, s, e int) {
+	if repl := w.c.memo.get(w.body[s:e]); repl != nil {
+		// The same bytes were decoded and verified before, and this is
+		// what that wrote.
+		w.edits = append(w.edits, edit{s, e, repl})
+		w.carried = append(w.carried, stringValue(it.callID))
+		w.r.Decoded++
+		return
+	}
 	if w.args == nil {
 		w.args = make([]byte, 0, 4<<10)
 	}
@@ -676,7 +684,9 @@ func (w *rewrite) carrier(it *item, s, e int) {
 	b = jsonstr.Append(b, tool)
 	b = append(b, `,"input":`...)
 	b = jsonstr.Append(b, input)
-	w.kept(s, e, append(b, '}'))
+	b = append(b, '}')
+	w.kept(s, e, b)
+	w.c.memo.put(w.body[s:e], b)
 	w.carried = append(w.carried, it.callID)
 	w.r.Decoded++
 }
