@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"testing"
 	"time"
 )
@@ -114,28 +115,37 @@ func BenchmarkFloor(b *testing.B) {
 // BenchmarkRewriteVsFloor times Rewrite and the floor (BenchmarkFloor's
 // copy and scan) on the same body in alternation, so that the machine's
 // load falls on both alike, and reports Rewrite's time as a multiple of
-// the floor's (x-floor), and each per operation.
+// the floor's (x-floor), and each per operation. Each body is rewritten
+// three ways:
 //
-// The -cold cases rewrite without the memo of decoded carriers: every
-// carrier decoded on every request, as on a router's first request of a
-// session; the others rewrite the same body again and again, as every
-// request of a session but its new items.
+//   - again: the same body again and again, resumed after its whole
+//     history (see histories);
+//   - next (-next): as the next request of a session, the previous one
+//     (the body without its last two items) rewritten first, untimed, and
+//     the body resumed after its items;
+//   - cold (-cold): without the memos, every carrier decoded, as on a
+//     router's first request of a session.
 func BenchmarkRewriteVsFloor(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		body []byte
 	}{{"recorded", recordedTB(b, "calls")}, {"long", longSession(b, 1<<20)}, {"long-4k", longSessionOf(b, 1<<20, 4<<10)}} {
-		for _, cold := range []bool{false, true} {
+		ms, _ := splitObject(tc.body)
+		items, _ := splitArray(get(ms, "input"))
+		prev := joinObject(set(slices.Clone(ms), "input", joinArray(items[:len(items)-2])))
+		for _, mode := range []string{"", "-next", "-cold"} {
 			c := testCarrier(b)
-			name := tc.name
-			if cold {
+			if mode == "-cold" {
 				c = c.withoutMemo()
-				name += "-cold"
 			}
-			b.Run(name, func(b *testing.B) {
+			b.Run(tc.name+mode, func(b *testing.B) {
 				var rewrite, floor time.Duration
 				n := 0
 				for b.Loop() {
+					if mode == "-next" {
+						c.histories = &histories{}
+						c.Rewrite(prev)
+					}
 					t0 := time.Now()
 					out := append(make([]byte, 0, len(tc.body)), tc.body...)
 					n += bytes.Count(out, []byte{'\n'})
@@ -152,10 +162,11 @@ func BenchmarkRewriteVsFloor(b *testing.B) {
 	}
 }
 
-// withoutMemo is c without the memo of decoded carriers.
+// withoutMemo is c without the memo of decoded carriers and of
+// histories.
 func (c *Carrier) withoutMemo() *Carrier {
 	d := *c
-	d.memo = nil
+	d.memo, d.histories = nil, nil
 	return &d
 }
 

@@ -1,6 +1,10 @@
 package router
 
-import "sync"
+import (
+	"bytes"
+	"slices"
+	"sync"
+)
 
 // The router keeps no state between requests: each one's history is
 // rebuilt from the request alone. Decoding a carrier is a pure function of
@@ -76,4 +80,85 @@ func (m *memo) add(key string, repl []byte) {
 	}
 	m.cur[key] = repl
 	m.curBytes += n
+}
+
+// Codex sends a session's history again in every request, with the new
+// items after the old: a request's input array begins with the previous
+// request's items, byte for byte. histories remembers, for the last few
+// histories rewritten, their bytes up to the end of their last item and
+// the state of the rewrite there (its edits, the carriers waiting for
+// their output, ...): a request whose body begins with those same bytes
+// resumes the rewrite after them, the rest of its history rewritten as
+// always. The state at an item's end is a function of the bytes before it
+// alone (an item that is an object, an array or a string ends at its own
+// closing byte), and the bytes are compared whole, so the edits are the
+// ones a rewrite from the start would make.
+//
+// An entry is taken out while a rewrite resumes from it, so that it can
+// grow in place, and put back grown; at most histEntries are kept, of at
+// most histBytes of history in all.
+type histories struct {
+	mu      sync.Mutex
+	entries []*history // the most recent last
+	resumed int        // how many rewrites resumed (for the tests)
+}
+
+const (
+	histEntries = 4
+	histBytes   = 16 << 20
+)
+
+// history is the state of a rewrite at body[len(head)], the end of an
+// item of the input array that starts at body[start].
+type history struct {
+	start              int
+	head               []byte // the body up to there; may have room after it
+	edits              []edit
+	carried            [][]byte
+	refused            []refusal
+	dev                span
+	decoded, explained int
+}
+
+// take returns the longest history body begins with for an input array
+// at body[start], taken out, or nil.
+func (h *histories) take(body []byte, start int) *history {
+	if h == nil {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	best := -1
+	for k, e := range h.entries {
+		if e.start == start && len(e.head) < len(body) && (best < 0 || len(e.head) > len(h.entries[best].head)) &&
+			bytes.Equal(body[:len(e.head)], e.head) {
+			best = k
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	e := h.entries[best]
+	h.entries = slices.Delete(h.entries, best, best+1)
+	h.resumed++
+	return e
+}
+
+// put keeps e, the most recent history, dropping the oldest beyond the
+// bounds.
+func (h *histories) put(e *history) {
+	if h == nil || len(e.head) > histBytes/2 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.entries = append(h.entries, e)
+	n := 0
+	for k := len(h.entries) - 1; k >= 0; k-- {
+		n += cap(h.entries[k].head)
+		if n > histBytes || len(h.entries)-k > histEntries {
+			h.entries = slices.Delete(h.entries, 0, k+1)
+			break
+		}
+	}
 }

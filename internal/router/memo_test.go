@@ -2,8 +2,10 @@ package router
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -64,5 +66,52 @@ func TestMemoAltered(t *testing.T) {
 		at = min(len(b)-1, at+r.IntN(400))
 		b[at] = alphabet[r.IntN(len(alphabet))]
 		sameAsReference(t, c, fmt.Sprintf("altered %d at byte %d", i, at), b)
+	}
+}
+
+// A session's requests, each with the items of the one before and more
+// (cut anywhere: between a carrier and its output too), some with an
+// earlier item changed or with a request of another session in between,
+// are rewritten as without the memos, and as the reference rewrites them.
+func TestHistoryResumed(t *testing.T) {
+	c := testCarrier(t)
+	r := rand.New(rand.NewPCG(20, 2))
+	bodies := [][]byte{recorded(t, "calls"), longSession(t, 32<<10)}
+	requests := 0
+	for seed := range 4 {
+		bodies = append(bodies, session(t, c, []string{"in a.txt\ntype 1:8ed3 \"x\"", "hread a.txt\n", "echo 'q' \"d\" \\ $x\u2028é\x01", "x\x00y", "ROWKIT_\nRé"}, seed))
+	}
+	for n, body := range bodies {
+		ms, _ := splitObject(body)
+		items, _ := splitArray(get(ms, "input"))
+		for k := 1; k <= len(items); k++ {
+			cut := slices.Clone(items[:k])
+			name := fmt.Sprintf("body %d, %d items", n, k)
+			switch r.IntN(8) {
+			case 0: // an earlier item changed
+				j := r.IntN(k)
+				cut[j] = bytes.Replace(cut[j], []byte(`"`), []byte(`"x`), 2)
+				name += fmt.Sprintf(", item %d changed", j)
+			case 1: // another session between
+				sameAsReference(t, c, name+", another session", bodies[r.IntN(len(bodies))])
+			case 2: // spaces between the items (which the reference drops)
+				cut[k-1] = append(json.RawMessage(" \n"), cut[k-1]...)
+				b := joinObject(set(slices.Clone(ms), "input", joinArray(cut)))
+				want := c.withoutMemo().Rewrite(b)
+				sameRewrite(t, name+", spaced", c.Rewrite(b), want)
+				sameRewrite(t, name+", spaced (from the memo)", c.Rewrite(b), want)
+				continue
+			}
+			before := c.histories.resumed
+			requests++
+			sameAsReference(t, c, name, joinObject(set(slices.Clone(ms), "input", joinArray(cut))))
+			if c.histories.resumed < before+1 {
+				t.Fatalf("%s: the rewrite from the memo did not resume", name)
+			}
+		}
+	}
+	// Most rewrites but the ones without the memo resume.
+	if c.histories.resumed < requests*3/2 {
+		t.Fatalf("%d rewrites of %d requests resumed", c.histories.resumed, requests)
 	}
 }
