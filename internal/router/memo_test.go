@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -114,4 +115,31 @@ func TestHistoryResumed(t *testing.T) {
 	if c.histories.resumed < requests*3/2 {
 		t.Fatalf("%d rewrites of %d requests resumed", c.histories.resumed, requests)
 	}
+}
+
+// Requests rewritten at once share the memos safely (run with -race).
+func TestMemoConcurrent(t *testing.T) {
+	c := testCarrier(t)
+	ms, _ := splitObject(longSession(t, 64<<10))
+	items, _ := splitArray(get(ms, "input"))
+	var bodies [][]byte
+	var want []Request
+	for k := len(items) - 20; k <= len(items); k++ {
+		b := joinObject(set(slices.Clone(ms), "input", joinArray(items[:k])))
+		bodies, want = append(bodies, b), append(want, c.withoutMemo().Rewrite(b))
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for n := range 200 {
+				k := (n*7 + g) % len(bodies)
+				got := c.Rewrite(bodies[k])
+				if !bytes.Equal(got.Body, want[k].Body) || got.Decoded != want[k].Decoded {
+					t.Errorf("goroutine %d, request %d: not the rewrite without the memos", g, k)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
