@@ -105,7 +105,7 @@ type histories struct {
 
 const (
 	histEntries = 4
-	histBytes   = 16 << 20
+	histBytes   = 8 << 20
 )
 
 // history is the state of a rewrite at body[len(head)], the end of an

@@ -38,6 +38,12 @@ type Request struct {
 // them. It is a pure function of the body and the carrier. A body that is
 // not a JSON object is returned as it is.
 //
+// The carrier remembers, within bounds, the carriers it decoded and the
+// histories it rewrote (memo.go), so that a session's next request, whose
+// history is the last one's with a few items more, costs about a copy of
+// its body; what they hold is taken only for the same bytes, and the
+// result is the same without them.
+//
 // Codex sends the whole conversation in every request, so the body grows
 // with the session (a megabyte is a few hundred calls), and the rewrite
 // costs about a scan and a copy of it: one pass finds the members and the
