@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"testing"
 	"time"
 )
@@ -73,6 +74,13 @@ func BenchmarkRewrite(b *testing.B) {
 				c.Rewrite(tc.body)
 			}
 		})
+		b.Run(tc.name+"-cold", func(b *testing.B) {
+			c := c.withoutMemo()
+			b.SetBytes(int64(len(tc.body)))
+			for b.Loop() {
+				c.Rewrite(tc.body)
+			}
+		})
 	}
 }
 
@@ -107,30 +115,59 @@ func BenchmarkFloor(b *testing.B) {
 // BenchmarkRewriteVsFloor times Rewrite and the floor (BenchmarkFloor's
 // copy and scan) on the same body in alternation, so that the machine's
 // load falls on both alike, and reports Rewrite's time as a multiple of
-// the floor's (x-floor), and each per operation.
+// the floor's (x-floor), and each per operation. Each body is rewritten
+// three ways:
+//
+//   - again: the same body again and again, resumed after its whole
+//     history (see histories);
+//   - next (-next): as the next request of a session, the previous one
+//     (the body without its last two items) rewritten first, untimed, and
+//     the body resumed after its items;
+//   - cold (-cold): without the memos, every carrier decoded, as on a
+//     router's first request of a session.
 func BenchmarkRewriteVsFloor(b *testing.B) {
-	c := testCarrier(b)
 	for _, tc := range []struct {
 		name string
 		body []byte
 	}{{"recorded", recordedTB(b, "calls")}, {"long", longSession(b, 1<<20)}, {"long-4k", longSessionOf(b, 1<<20, 4<<10)}} {
-		b.Run(tc.name, func(b *testing.B) {
-			var rewrite, floor time.Duration
-			n := 0
-			for b.Loop() {
-				t0 := time.Now()
-				out := append(make([]byte, 0, len(tc.body)), tc.body...)
-				n += bytes.Count(out, []byte{'\n'})
-				t1 := time.Now()
-				c.Rewrite(tc.body)
-				rewrite += time.Since(t1)
-				floor += t1.Sub(t0)
+		ms, _ := splitObject(tc.body)
+		items, _ := splitArray(get(ms, "input"))
+		prev := joinObject(set(slices.Clone(ms), "input", joinArray(items[:len(items)-2])))
+		for _, mode := range []string{"", "-next", "-cold"} {
+			c := testCarrier(b)
+			if mode == "-cold" {
+				c = c.withoutMemo()
 			}
-			b.ReportMetric(float64(rewrite)/float64(floor), "x-floor")
-			b.ReportMetric(float64(rewrite.Nanoseconds())/float64(b.N)/1e6, "rewrite-ms/op")
-			b.ReportMetric(float64(floor.Nanoseconds())/float64(b.N)/1e6, "floor-ms/op")
-		})
+			b.Run(tc.name+mode, func(b *testing.B) {
+				var rewrite, floor time.Duration
+				n := 0
+				for b.Loop() {
+					if mode == "-next" {
+						c.histories = &histories{}
+						c.Rewrite(prev)
+					}
+					t0 := time.Now()
+					out := append(make([]byte, 0, len(tc.body)), tc.body...)
+					n += bytes.Count(out, []byte{'\n'})
+					t1 := time.Now()
+					c.Rewrite(tc.body)
+					rewrite += time.Since(t1)
+					floor += t1.Sub(t0)
+				}
+				b.ReportMetric(float64(rewrite)/float64(floor), "x-floor")
+				b.ReportMetric(float64(rewrite.Nanoseconds())/float64(b.N)/1e6, "rewrite-ms/op")
+				b.ReportMetric(float64(floor.Nanoseconds())/float64(b.N)/1e6, "floor-ms/op")
+			})
+		}
 	}
+}
+
+// withoutMemo is c without the memo of decoded carriers and of
+// histories.
+func (c *Carrier) withoutMemo() *Carrier {
+	d := *c
+	d.memo, d.histories = nil, nil
+	return &d
 }
 
 // BenchmarkServe is the router's own CPU for a whole request, in process:

@@ -71,6 +71,9 @@ type Carrier struct {
 	frontend string // the rowkit binary as Codex's executor sees it
 	quoted   string // frontend as one POSIX single-quoted word
 	yield    int    // yield_time_ms of every carrier
+	memo     *memo  // the carriers of recent requests, decoded (see memo)
+	// histories are the last few histories rewritten (see histories).
+	histories *histories
 }
 
 // NewCarrier returns the carrier that runs frontend, the path of the
@@ -88,7 +91,7 @@ func NewCarrier(frontend string) (*Carrier, error) {
 	if len(q) > MaxFrontendBytes {
 		return nil, errs.Usagef("the rowkit binary's path is %d bytes quoted; a carrier takes at most %d", len(q), MaxFrontendBytes)
 	}
-	return &Carrier{frontend: frontend, quoted: q, yield: YieldMS}, nil
+	return &Carrier{frontend: frontend, quoted: q, yield: YieldMS, memo: newMemo(), histories: &histories{}}, nil
 }
 
 // WithYield returns the carrier with carriers that yield after ms

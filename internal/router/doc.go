@@ -9,8 +9,10 @@
 // Codex runs it under its own sandbox and approval policy and records it in
 // its own transcript. The carrier can be turned back into the model's call,
 // so every request's history is rebuilt from the request alone: the router
-// keeps no state between requests, reads and writes no workspace file and
-// runs nothing itself.
+// keeps no state between requests (only bounded memos of what it decoded
+// and rewrote, pure functions of the bytes, which change nothing but its
+// speed: memo.go), reads and writes no workspace file and runs nothing
+// itself.
 //
 // The parts are pure functions over bytes (carrier.go: the carrier's
 // encoding; request.go: the request rewrite; stream.go: the server-sent

@@ -38,6 +38,12 @@ type Request struct {
 // them. It is a pure function of the body and the carrier. A body that is
 // not a JSON object is returned as it is.
 //
+// The carrier remembers, within bounds, the carriers it decoded and the
+// histories it rewrote (memo.go), so that a session's next request, whose
+// history is the last one's with a few items more, costs about a copy of
+// its body; what they hold is taken only for the same bytes, and the
+// result is the same without them.
+//
 // Codex sends the whole conversation in every request, so the body grows
 // with the session (a megabyte is a few hundred calls), and the rewrite
 // costs about a scan and a copy of it: one pass finds the members and the
@@ -222,29 +228,77 @@ func (w *rewrite) history(i int) (int, bool) {
 	if i < len(b) && b[i] == ']' {
 		return i + 1, true
 	}
+	// The items a recent request had, with this one's first: resumed
+	// after them (see histories).
+	end := -1
+	prev := w.c.histories.take(b, start)
+	if prev != nil {
+		w.edits = prev.edits
+		w.carried = append(w.carried[:0], prev.carried...)
+		w.refused = append(w.refused[:0], prev.refused...)
+		w.dev, w.r.Decoded, w.r.Explained = prev.dev, prev.decoded, prev.explained
+		end = len(prev.head)
+	}
 	for {
-		it, end, ok := scanItem(b, i)
-		if !ok {
-			break
+		if end < 0 {
+			it, e, ok := scanItem(b, i)
+			if !ok {
+				break
+			}
+			w.item(&it, i, e)
+			end = e
 		}
-		w.item(&it, i, end)
 		i = skipSpace(b, end)
 		if i >= len(b) {
 			break
 		}
 		if b[i] == ']' {
+			w.remember(prev, start, end)
 			return i + 1, true
 		}
 		if b[i] != ',' {
 			break
 		}
 		i = skipSpace(b, i+1)
+		end = -1
 	}
 	// Not an array of values: its items are not the history's, and the
 	// value is left to skipValue as any other.
-	w.edits, w.carried, w.refused, w.dev = w.edits[:0], w.carried[:0], w.refused[:0], span{}
+	w.edits, w.carried, w.refused, w.dev = nil, w.carried[:0], w.refused[:0], span{}
 	w.r.Decoded, w.r.Explained = 0, 0
 	return skipValue(b, start)
+}
+
+// remember keeps the state of the rewrite at body[end], the end of the
+// last item of the input array at body[start], for the next request of
+// the session: in prev, the state it resumed from, when it did.
+func (w *rewrite) remember(prev *history, start, end int) {
+	if w.c.histories == nil {
+		return
+	}
+	switch w.body[end-1] {
+	case '}', ']', '"':
+	default:
+		// A bare literal ends where the next byte says: not a function
+		// of the bytes before its end.
+		return
+	}
+	h := prev
+	if h == nil {
+		h = &history{start: start, head: make([]byte, 0, end+end/4)}
+	}
+	// The entry is this rewrite's alone: its head grows in place.
+	h.head = append(h.head, w.body[len(h.head):end]...)
+	// The edits made after the history's go to another array.
+	w.edits = w.edits[:len(w.edits):len(w.edits)]
+	h.edits = w.edits
+	h.carried = h.carried[:0]
+	for _, id := range w.carried {
+		h.carried = append(h.carried, bytes.Clone(id)) // not the body's
+	}
+	h.refused = append(h.refused[:0], w.refused...)
+	h.dev, h.decoded, h.explained = w.dev, w.r.Decoded, w.r.Explained
+	w.c.histories.put(h)
 }
 
 // qualifies says why the tools of a request cannot be rewritten, or "".
@@ -647,6 +701,14 @@ func scanItem(b []byte, i int) (item, int, bool) {
 // carrier puts the model's own call in place of the carrier body[s:e],
 // when it is one.
 func (w *rewrite) carrier(it *item, s, e int) {
+	if repl := w.c.memo.get(w.body[s:e]); repl != nil {
+		// The same bytes were decoded and verified before, and this is
+		// what that wrote.
+		w.edits = append(w.edits, edit{s, e, repl})
+		w.carried = append(w.carried, stringValue(it.callID))
+		w.r.Decoded++
+		return
+	}
 	if w.args == nil {
 		w.args = make([]byte, 0, 4<<10)
 	}
@@ -676,7 +738,9 @@ func (w *rewrite) carrier(it *item, s, e int) {
 	b = jsonstr.Append(b, tool)
 	b = append(b, `,"input":`...)
 	b = jsonstr.Append(b, input)
-	w.kept(s, e, append(b, '}'))
+	b = append(b, '}')
+	w.kept(s, e, b)
+	w.c.memo.put(w.body[s:e], b)
 	w.carried = append(w.carried, it.callID)
 	w.r.Decoded++
 }
