@@ -37,6 +37,8 @@ func Count(s string) int {
 			n++
 		case j-i <= memoMaxLen:
 			n += memoCount(s, i, j)
+		case j-i <= memo16MaxLen:
+			n += memo16Count(s, i, j)
 		default:
 			n += pieceCount(s[i:j])
 		}

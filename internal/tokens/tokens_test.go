@@ -215,7 +215,7 @@ func countPlain(s string) int {
 }
 
 // TestMemoConcurrent counts, on several goroutines at once, texts of far more
-// distinct short pieces than the memo holds, so that slots are taken over
+// distinct short pieces than the memos hold (up to 8 bytes and 9 to 16), so that slots are taken over
 // while others read them, and checks every count against countPlain. Run it
 // with -race.
 func TestMemoConcurrent(t *testing.T) {
@@ -224,8 +224,12 @@ func TestMemoConcurrent(t *testing.T) {
 	for w := 0; w < workers; w++ {
 		go func(w int) {
 			rng := rand.New(rand.NewPCG(uint64(w), 7))
-			al := []rune("abcdeXYZ01 \t\n!.'é中\u0301")
+			alphabets := [][]rune{
+				[]rune("abcdeXYZ01 \t\n!.'é中\u0301"),
+				[]rune("abcdefghijklmnopXYZ          \t\t!!!"), // pieces of 9 to 16 bytes
+			}
 			for n := 0; n < 3000; n++ {
+				al := alphabets[n%2]
 				b := make([]rune, 1+rng.IntN(60))
 				for j := range b {
 					b[j] = al[rng.IntN(len(al))]
