@@ -110,7 +110,7 @@ type Options struct {
 // any other error the rows already pushed must be discarded: a caller that
 // prints them holds them back until Read returns (see cmd.Hread).
 func Read(ctx context.Context, path string, r Range, sink rows.Sink, o Options) error {
-	f, name, err := open(path, o.Root, o.Dir)
+	f, name, size, err := open(path, o.Root, o.Dir)
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func Read(ctx context.Context, path string, r Range, sink rows.Sink, o Options) 
 	if b, ok := sink.(interface{ Budget() rows.Budget }); ok {
 		maxRow = b.Budget().MaxRowBytes()
 	}
-	sc := rows.NewScanner(regfile.Reader(f)).WithContext(ctx)
+	sc := rows.NewScannerSize(regfile.Reader(f), size).WithContext(ctx)
 	cut := false // the sink refused a row or one was too long to offer
 	for !cut && sc.Line() < r.End {
 		keep := 0
@@ -194,11 +194,14 @@ func Collect(ctx context.Context, path string, r Range, b rows.Budget, o Options
 
 // open opens path for reading only if it is a regular file, without
 // blocking on a FIFO; under a root, through the root. It returns the name
-// to use in messages.
-func open(path string, root *workspace.Root, dir string) (*os.File, string, error) {
+// to use in messages and the file's size when opened.
+func open(path string, root *workspace.Root, dir string) (*os.File, string, int64, error) {
 	if root != nil {
-		clean, f, _, err := root.OpenFile(path)
-		return f, errs.Name(clean), err
+		clean, f, fi, err := root.OpenFile(path)
+		if err != nil {
+			return nil, errs.Name(clean), 0, err
+		}
+		return f, errs.Name(clean), fi.Size(), nil
 	}
 	name := errs.Name(path)
 	at := path
@@ -206,14 +209,14 @@ func open(path string, root *workspace.Root, dir string) (*os.File, string, erro
 		// Not filepath.Join: cleaning "link/../x" could name another file.
 		at = dir + "/" + path
 	}
-	f, _, err := regfile.Open(os.Stat, os.OpenFile, at)
+	f, fi, err := regfile.Open(os.Stat, os.OpenFile, at)
 	if e, ok := regfile.AsNotRegular(err); ok {
-		return nil, name, errs.Errorf(CodeNotRegular, "%s is %s; hread reads regular files only", name, e.Kind())
+		return nil, name, 0, errs.Errorf(CodeNotRegular, "%s is %s; hread reads regular files only", name, e.Kind())
 	}
 	if err != nil {
-		return nil, name, openError(name, err)
+		return nil, name, 0, openError(name, err)
 	}
-	return f, name, nil
+	return f, name, fi.Size(), nil
 }
 
 func openError(name string, err error) error {

@@ -232,7 +232,7 @@ func (r *reader) directory(f *os.File) error {
 		r.tailNotes = append(r.tailNotes, Note{Code: "empty-directory", Severity: "info", Message: r.clean + " is an empty directory"})
 	}
 	r.phase = PhaseScan
-	sc, err := r.scan(bytes.NewReader(text), false)
+	sc, err := r.scan(bytes.NewReader(text), int64(len(text)), false)
 	if err != nil {
 		return err
 	}
@@ -318,7 +318,7 @@ func (r *reader) convert(f *os.File, head []byte, cls *Classification) error {
 	}
 	r.tailNotes = append(r.tailNotes, out.Notes...)
 	r.phase = PhaseScan
-	sc, err := r.scan(bytes.NewReader(out.Text), false)
+	sc, err := r.scan(bytes.NewReader(out.Text), int64(len(out.Text)), false)
 	if err != nil {
 		return err
 	}

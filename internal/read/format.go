@@ -33,6 +33,11 @@ func Format(res *Result, format string) []byte {
 	}
 	var b []byte
 	if res.View != nil {
+		n := 0
+		for _, l := range res.View.Lines {
+			n += len(l.Text) + len(l.Hash) + 13 // number, separators, LF
+		}
+		b = make([]byte, 0, n+256) // and room for a few notes
 		for _, l := range res.View.Lines {
 			switch {
 			case format == FormatPlain:

@@ -503,7 +503,7 @@ func (r *reader) classify(s Sample) (Verdict, string, error) {
 func (r *reader) scanFile(f *os.File, head []byte) error {
 	r.phase = PhaseScan
 	src := io.MultiReader(bytes.NewReader(head), f)
-	sc, err := r.scan(src, true)
+	sc, err := r.scan(src, r.fi.Size(), true)
 	if err != nil {
 		return err
 	}

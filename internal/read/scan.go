@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/rowkit/rowkit/internal/rows"
 )
@@ -33,14 +34,14 @@ type scanResult struct {
 	encoding   *rows.EncodingError
 }
 
-// scan reads src as lines. rowIDs gives each shown line its verified-row
-// hash (a file scanned as is); converted text has none.
-func (r *reader) scan(src io.Reader, rowIDs bool) (*scanResult, error) {
+// scan reads src, of about size bytes, as lines. rowIDs gives each shown
+// line its verified-row hash (a file scanned as is); converted text has none.
+func (r *reader) scan(src io.Reader, size int64, rowIDs bool) (*scanResult, error) {
 	req := r.res.Request
 	h := newAsyncHash()
 	defer h.close()
 	lr := &limitReader{r: src, ctx: r.ctx, max: r.lim.MaxScanBytes, h: h}
-	sc := rows.NewScanner(lr)
+	sc := rows.NewScannerSize(lr, min(size, r.lim.MaxScanBytes))
 	out := &scanResult{}
 	var budget ViewBudget
 	if r.opts.Budget != nil {
@@ -57,6 +58,11 @@ func (r *reader) scan(src io.Reader, rowIDs bool) (*scanResult, error) {
 		chars += utf8.RuneCount(b)
 	}
 	viewHash := sha256.New()
+	// What the view's lines keep follows the view's size: the lines at
+	// an estimate of 16 bytes each, their texts and hashes in one arena.
+	view := max(min(size, int64(maxView)), 0)
+	out.lines = make([]Line, 0, max(min(view/16+1, int64(req.Limit)), 0))
+	texts := arena{buf: make([]byte, 0, view+view/4)}
 	var row []byte
 	var sum [sha256.Size]byte
 	open, full := true, false
@@ -109,7 +115,7 @@ func (r *reader) scan(src io.Reader, rowIDs bool) (*scanResult, error) {
 		row = strconv.AppendInt(row[:0], int64(n), 10)
 		row = append(row, ':')
 		row = hex.AppendEncode(row, sum[:2])
-		hashHex := string(row[len(row)-4:])
+		hashHex := texts.str(row[len(row)-4:])
 		row = append(append(append(row, ' '), shown...), '\n')
 		if budget != nil && !budget.Admit(row) {
 			if len(out.lines) > 0 {
@@ -119,7 +125,7 @@ func (r *reader) scan(src io.Reader, rowIDs bool) (*scanResult, error) {
 			out.budgetOver = true
 		}
 		viewHash.Write(row)
-		line := Line{Number: n, Text: string(shown), Clamped: int64(len(shown)) < sc.Len()}
+		line := Line{Number: n, Text: texts.str(shown), Clamped: int64(len(shown)) < sc.Len()}
 		if rowIDs {
 			line.Hash = hashHex
 		}
@@ -321,4 +327,24 @@ func (a *asyncHash) close() {
 		a.shut = true
 		close(a.in)
 	}
+}
+
+// arena backs strings with few allocations: bytes appended to it are never
+// written again, and a full buffer is left to the strings that use it.
+type arena struct{ buf []byte }
+
+// arenaChunk is the least an arena allocates when its buffer is full.
+const arenaChunk = 4 << 10
+
+// str returns b as a string held by the arena.
+func (a *arena) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if cap(a.buf)-len(a.buf) < len(b) {
+		a.buf = make([]byte, 0, max(len(b), arenaChunk))
+	}
+	at := len(a.buf)
+	a.buf = append(a.buf, b...)
+	return unsafe.String(&a.buf[at], len(b))
 }

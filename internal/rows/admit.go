@@ -68,6 +68,9 @@ func (b Budget) Stopped(bytes bool) *errs.Error {
 // CountTokens returns the number of o200k_base tokens in s.
 func CountTokens(s string) int { return tokens.Count(s) }
 
+// countTokens is CountTokens of b, without copying it.
+func countTokens(b []byte) int { return tokens.CountBytes(b) }
+
 // Report says what an Admitter let through.
 type Report struct {
 	Rows    int  // rows admitted
@@ -131,13 +134,17 @@ func (a *Admitter) Admit(row []byte) (bool, error) {
 	}
 	if !a.counting {
 		if len(a.held)+len(row) <= a.budget.Limit {
+			if a.held == nil {
+				// Rows are held up to Limit bytes: one allocation.
+				a.held = make([]byte, 0, a.budget.Limit)
+			}
 			a.held = append(a.held, row...)
 			a.bytes += len(row)
 			a.report.Rows++
 			return true, nil
 		}
 		a.counting = true
-		a.tokens = CountTokens(string(a.held))
+		a.tokens = countTokens(a.held)
 		if err := a.Flush(); err != nil {
 			return false, err
 		}
@@ -148,7 +155,7 @@ func (a *Admitter) Admit(row []byte) (bool, error) {
 		a.report.Omitted = true
 		return false, nil
 	}
-	n := CountTokens(string(row))
+	n := countTokens(row)
 	total := a.tokens + n
 	if total > a.budget.Ceiling {
 		a.report.Omitted = true
@@ -192,7 +199,7 @@ func (a *Admitter) Report() Report { return a.report }
 // they are held uncounted, it counts them.
 func (a *Admitter) Tokens() int {
 	if !a.counting {
-		return CountTokens(string(a.held))
+		return countTokens(a.held)
 	}
 	return a.tokens
 }

@@ -64,6 +64,22 @@ func NewScanner(r io.Reader) *Scanner {
 	return &Scanner{r: r, buf: make([]byte, bufSize)}
 }
 
+// minBufSize is the smallest buffer NewScannerSize gives.
+const minBufSize = 512
+
+// NewScannerSize returns a Scanner reading from r, which holds about size
+// bytes (a file's size from stat; negative when unknown): its buffer takes
+// the whole input in one read when it is smaller than the usual buffer, so
+// that reading a small file does not allocate and clear 256 KiB. Input that
+// grows past size is still read whole, a buffer at a time.
+func NewScannerSize(r io.Reader, size int64) *Scanner {
+	n := bufSize
+	if size >= 0 && size < bufSize-1 {
+		n = max(int(size)+1, minBufSize) // +1: the read that finds the end
+	}
+	return &Scanner{r: r, buf: make([]byte, n)}
+}
+
 // WithContext makes the scanner stop with ctx's error, checked before each
 // read of the input (every 256 KiB), so a cancelled caller does not finish
 // a large scan. It returns s.

@@ -112,6 +112,26 @@ func TestScannerLines(t *testing.T) {
 	}
 }
 
+// A buffer sized from a stat that proved too small (the file grew, or the
+// size was a guess) still gives every line, in as many reads as it takes.
+func TestScannerSizeHint(t *testing.T) {
+	long := strings.Repeat("é", 700) + "\r\n" + strings.Repeat("x\n", 600) + "日本語\r"
+	want := refSplit([]byte(long))
+	for _, hint := range []int64{-1, 0, 5, 600, int64(len(long)) - 1, int64(len(long)), 1 << 30} {
+		sc := NewScannerSize(strings.NewReader(long), hint)
+		var got []string
+		for sc.Scan(1 << 30) {
+			got = append(got, string(sc.Text()))
+		}
+		if sc.Err() != nil || strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("hint %d: %d lines, %v; want %d lines", hint, len(got), sc.Err(), len(want))
+		}
+		if n := len(sc.buf); hint >= 0 && hint < bufSize-1 && n != max(int(hint)+1, minBufSize) || n > bufSize {
+			t.Errorf("hint %d: buffer of %d bytes", hint, n)
+		}
+	}
+}
+
 // A CR at the end of one read and LF at the start of the next is one CRLF.
 func TestScannerCRLFAcrossReads(t *testing.T) {
 	r := &chunkReader{data: []byte("ab\r\ncd\r\n"), sizes: []int{3, 1, 3}}

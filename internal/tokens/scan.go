@@ -200,3 +200,103 @@ func contraction(s string, j int) int {
 	}
 	return j
 }
+
+// nextPieceASCII is nextPiece for the common case where every byte that
+// decides the pre-token is ASCII: the classes come from comparisons and
+// asciiClass, nothing is decoded. Where a byte of 0x80 or more could change
+// the answer (it may be a letter, mark, digit, white space or punctuation),
+// it returns -1 and nextPiece decides. s[i] must be ASCII.
+//
+// ASCII has no letters of class both and no marks, so alternatives 1 and 2
+// are one rule here: [A-Z]*[a-z]*, at least one letter, then a contraction.
+func nextPieceASCII(s string, i int) int {
+	c := asciiClass[s[i]]
+	j := i
+	switch c {
+	case classUpper, classLower:
+		// Letters from i.
+	case classNumber:
+		j++
+		for ; j < len(s) && j-i < 3; j++ {
+			if b := s[j]; b-'0' > 9 {
+				if b >= 0x80 {
+					return -1
+				}
+				break
+			}
+		}
+		return j
+	default:
+		if i+1 >= len(s) {
+			return i + 1
+		}
+		b := s[i+1]
+		if b >= 0x80 {
+			return -1
+		}
+		if c != classNewline && (b|0x20)-'a' < 26 {
+			j = i + 1 // 1 and 2 with the optional first character taken
+			break
+		}
+		if c == classOther || (s[i] == ' ' && asciiClass[b] == classOther) {
+			// 4: an optional space, punctuation, then CR, LF and '/'.
+			j = i + 1
+			for ; j < len(s); j++ {
+				if b := s[j]; b >= 0x80 {
+					return -1
+				} else if asciiClass[b] != classOther {
+					break
+				}
+			}
+			for j < len(s) && (s[j] == '\r' || s[j] == '\n' || s[j] == '/') {
+				j++
+			}
+			return j
+		}
+		return spaceRunASCII(s, i)
+	}
+	for j < len(s) && s[j]-'A' < 26 {
+		j++
+	}
+	for j < len(s) && s[j]-'a' < 26 {
+		j++
+	}
+	if j < len(s) {
+		if s[j] >= 0x80 {
+			return -1
+		}
+		if s[j] == '\'' {
+			return contraction(s, j)
+		}
+	}
+	return j
+}
+
+// spaceRunASCII is the white space case of nextPiece (5, 6 and 7) for a run
+// of ASCII white space, or -1 when a byte of 0x80 or more ends the run.
+func spaceRunASCII(s string, i int) int {
+	k, last, nl := i, i, -1
+	for k < len(s) {
+		b := s[k]
+		if b >= 0x80 {
+			return -1
+		}
+		c := asciiClass[b]
+		if !isSpace(c) {
+			break
+		}
+		if c == classNewline {
+			nl = k + 1
+		}
+		last = k
+		k++
+	}
+	switch {
+	case nl >= 0: // 5
+		return nl
+	case k == len(s) || last == i: // 6 to the end, or 7
+		return k
+	default: // 6 leaves the last space to the next pre-token
+		return last
+	}
+}

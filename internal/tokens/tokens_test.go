@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -167,4 +168,84 @@ func FuzzCount(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestNextPieceASCII checks the ASCII scanner against nextPiece at every
+// position of texts made of the characters that decide pre-tokens, with and
+// without other characters among them; TestReference checks Count.
+func TestNextPieceASCII(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabets := []string{
+		"aZ '1/\n\r\t!.",
+		"abcXYZ019 \t\n\r\x0b\x0c\x00\x7f'sStTdDmMlLrReEvV/!(){};:,.\"",
+		"a'lL sS\u017f\u00e9\u00c9\u0301\u00a0\u0085\u0661\u2028\u00bf\u4e2d\xff\x80",
+	}
+	for n := 0; n < 100000; n++ {
+		al := []rune(alphabets[rng.IntN(len(alphabets))])
+		b := make([]rune, 1+rng.IntN(12))
+		for j := range b {
+			b[j] = al[rng.IntN(len(al))]
+		}
+		s := string(b)
+		if rng.IntN(4) == 0 {
+			s += "\xc5" // a cut sequence at the end
+		}
+		for i := 0; i < len(s); i++ {
+			if s[i] >= utf8.RuneSelf {
+				continue
+			}
+			if got := nextPieceASCII(s, i); got >= 0 {
+				if want := nextPiece(s, i); got != want {
+					t.Fatalf("nextPieceASCII(%q, %d) = %d, nextPiece %d", s, i, got, want)
+				}
+			}
+		}
+	}
+}
+
+// countPlain is Count without the memo or the ASCII scanner.
+func countPlain(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		j := nextPiece(s, i)
+		n += pieceCount(s[i:j])
+		i = j
+	}
+	return n
+}
+
+// TestMemoConcurrent counts, on several goroutines at once, texts of far more
+// distinct short pieces than the memos hold (up to 8 bytes and 9 to 16), so that slots are taken over
+// while others read them, and checks every count against countPlain. Run it
+// with -race.
+func TestMemoConcurrent(t *testing.T) {
+	const workers = 8
+	errc := make(chan string, workers)
+	for w := 0; w < workers; w++ {
+		go func(w int) {
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			alphabets := [][]rune{
+				[]rune("abcdeXYZ01 \t\n!.'é中\u0301"),
+				[]rune("abcdefghijklmnopXYZ          \t\t!!!"), // pieces of 9 to 16 bytes
+			}
+			for n := 0; n < 3000; n++ {
+				al := alphabets[n%2]
+				b := make([]rune, 1+rng.IntN(60))
+				for j := range b {
+					b[j] = al[rng.IntN(len(al))]
+				}
+				s := string(b)
+				if got, want := Count(s), countPlain(s); got != want {
+					errc <- fmt.Sprintf("Count(%q) = %d, want %d", s, got, want)
+					return
+				}
+			}
+			errc <- ""
+		}(w)
+	}
+	for w := 0; w < workers; w++ {
+		if e := <-errc; e != "" {
+			t.Error(e)
+		}
+	}
 }
