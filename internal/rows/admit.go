@@ -71,6 +71,10 @@ func CountTokens(s string) int { return tokens.Count(s) }
 // countTokens is CountTokens of b, without copying it.
 func countTokens(b []byte) int { return tokens.CountBytes(b) }
 
+// heldCap is the most an Admitter allocates up front for the rows it holds
+// uncounted.
+const heldCap = 64 << 10
+
 // Report says what an Admitter let through.
 type Report struct {
 	Rows    int  // rows admitted
@@ -135,8 +139,11 @@ func (a *Admitter) Admit(row []byte) (bool, error) {
 	if !a.counting {
 		if len(a.held)+len(row) <= a.budget.Limit {
 			if a.held == nil {
-				// Rows are held up to Limit bytes: one allocation.
-				a.held = make([]byte, 0, a.budget.Limit)
+				// Rows are held up to Limit bytes: one allocation
+				// under the default rule, and no more than heldCap
+				// up front under a huge Limit (rowkit read sets one
+				// that is never reached), which append grows past.
+				a.held = make([]byte, 0, min(a.budget.Limit, heldCap))
 			}
 			a.held = append(a.held, row...)
 			a.bytes += len(row)

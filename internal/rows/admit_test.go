@@ -113,6 +113,28 @@ func TestAdmitterHoldsSmallOutput(t *testing.T) {
 	}
 }
 
+// A Limit that is never reached (rowkit read sets one) must not be
+// allocated up front: a few rows cost a few bytes, not Limit.
+func TestAdmitterHugeLimitHoldsLittle(t *testing.T) {
+	row := AppendRow(nil, 1, []byte("alpha"))
+	var buf bytes.Buffer
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	a := NewAdmitter(&buf, Budget{Limit: 1<<31 - 1, Ceiling: 1<<31 - 1})
+	for range 10 {
+		if ok, err := a.Admit(row); !ok || err != nil {
+			t.Fatalf("row refused: %v", err)
+		}
+	}
+	runtime.ReadMemStats(&m1)
+	if got := m1.TotalAlloc - m0.TotalAlloc; got > 1<<20 {
+		t.Fatalf("10 rows under a huge limit allocated %d bytes", got)
+	}
+	if err := a.Flush(); err != nil || buf.Len() != 10*len(row) {
+		t.Fatalf("flushed %d bytes, want %d: %v", buf.Len(), 10*len(row), err)
+	}
+}
+
 func TestAdmitterRefusesHugeRowWithoutCounting(t *testing.T) {
 	var buf bytes.Buffer
 	a := NewAdmitter(&buf, DefaultBudget)
