@@ -52,11 +52,24 @@ type Request struct {
 // body is the old one spliced with their replacements; nothing else is
 // decoded, copied twice or allocated per item.
 func (c *Carrier) Rewrite(body []byte) Request {
+	r, parts := c.rewriteParts(body)
+	if parts != nil {
+		r.Body = join(parts)
+	}
+	return r
+}
+
+// rewriteParts is Rewrite with the new body left in parts, the pieces of
+// the old one between the edits and the edits' replacements, which the
+// server sends as they are: the new body is never put together (a copy
+// of a megabyte for a long session). parts is nil when nothing changed;
+// Body is then the old body.
+func (c *Carrier) rewriteParts(body []byte) (Request, [][]byte) {
 	w := rewrite{c: c, body: body, r: Request{Body: body}}
 	top, ok := w.scan()
 	if !ok {
 		w.r = Request{Body: body, Tools: "left alone: the body is not a JSON object"}
-		return w.r
+		return w.r, nil
 	}
 	var kept [][]byte
 	w.r.Tools, kept = qualifies(body, top)
@@ -72,10 +85,9 @@ func (c *Carrier) Rewrite(body []byte) Request {
 		w.r.Instructions = w.instructions(top)
 	}
 	if len(w.edits) == 0 {
-		return w.r
+		return w.r, nil
 	}
-	w.r.Body = w.splice()
-	return w.r
+	return w.r, w.splice()
 }
 
 // span is where a value lies in the body: body[start:end].
@@ -801,9 +813,9 @@ func (w *rewrite) explain(it *item, s, e int) {
 
 var customOutput = []byte(`{"type":"custom_tool_call_output","id":"ctco_`)
 
-// splice is the body with every edit made: the bytes between the edits
-// copied once, as they came.
-func (w *rewrite) splice() []byte {
+// splice is the body with every edit made, in parts: the bytes between
+// the edits, as they came, and the edits' replacements, in order.
+func (w *rewrite) splice() [][]byte {
 	// The history's edits come in order; the few made after the scan
 	// (tools, instructions) are put in their place.
 	cmp := func(a, b edit) int { return a.start - b.start }
@@ -818,18 +830,31 @@ func (w *rewrite) splice() []byte {
 			break
 		}
 	}
-	n := len(w.body)
-	for _, e := range w.edits {
-		n += len(e.repl) - (e.end - e.start)
-	}
-	out := make([]byte, 0, n)
+	parts := make([][]byte, 0, 2*len(w.edits)+1)
 	last := 0
 	for _, e := range w.edits {
-		out = append(out, w.body[last:e.start]...)
-		out = append(out, e.repl...)
+		if e.start > last {
+			parts = append(parts, w.body[last:e.start])
+		}
+		if len(e.repl) > 0 {
+			parts = append(parts, e.repl)
+		}
 		last = e.end
 	}
-	return append(out, w.body[last:]...)
+	return append(parts, w.body[last:])
+}
+
+// join puts parts together in one new slice.
+func join(parts [][]byte) []byte {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	out := make([]byte, 0, n)
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
 }
 
 // basePassages are the passages of Codex 0.169's base instructions that

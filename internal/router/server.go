@@ -180,6 +180,15 @@ func digest(b []byte) string {
 	return fmt.Sprintf("%08x", crc32.Checksum(b, castagnoli()))
 }
 
+// digestParts is digest of the parts put together.
+func digestParts(parts [][]byte) string {
+	var c uint32
+	for _, p := range parts {
+		c = crc32.Update(c, castagnoli(), p)
+	}
+	return fmt.Sprintf("%08x", c)
+}
+
 var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // errorJSON answers the client with a JSON error in the API's shape.
@@ -218,36 +227,47 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		errorJSON(w, l.Status, CodeTooLarge, l.Error)
 		return
 	}
-	up := body
+	// What goes upstream is the body, or its rewrite in parts, sent as
+	// they are (never joined: a copy of a megabyte for a long session).
+	var up [][]byte
 	routed := false
 	if !s.cfg.Passthrough && isResponses(r) {
-		rq := s.cfg.Carrier.Rewrite(body)
-		up, routed = rq.Body, rq.Routed
+		rq, parts := s.cfg.Carrier.rewriteParts(body)
+		up, routed = parts, rq.Routed
 		l.Routed, l.Tools, l.Instructions, l.Decoded, l.Explained = rq.Routed, rq.Tools, rq.Instructions, rq.Decoded, rq.Explained
+	}
+	if up == nil {
+		up = [][]byte{body}
 	}
 	if len(body) > 0 {
 		// The checksums are for the log line only: taken while the
 		// upstream answers, not before the request goes.
 		done := make(chan struct{})
 		digested = func() { <-done }
+		changed := len(up) > 1
 		go func() {
 			defer close(done)
 			l.InCRC = digest(body)
 			l.UpCRC = l.InCRC
-			if &up[0] != &body[0] || len(up) != len(body) {
-				l.UpCRC = digest(up)
+			if changed {
+				l.UpCRC = digestParts(up)
 			}
 		}()
 	}
-	l.UpBytes = len(up)
+	for _, p := range up {
+		l.UpBytes += len(p)
+	}
 
 	u := *s.cfg.Upstream
 	u.RawPath = strings.TrimSuffix(s.cfg.Upstream.EscapedPath(), "/") + r.URL.EscapedPath()
 	u.Path, _ = url.PathUnescape(u.RawPath)
 	u.RawQuery = r.URL.RawQuery
 	var rb io.Reader
-	if r.Method != http.MethodGet && r.Method != http.MethodHead || len(up) > 0 {
-		rb = bytes.NewReader(up)
+	if r.Method != http.MethodGet && r.Method != http.MethodHead || l.UpBytes > 0 {
+		rb = bytes.NewReader(up[0]) // http sets ContentLength and GetBody
+		if len(up) > 1 {
+			rb = &partsReader{parts: up}
+		}
 	}
 	// The client going away cancels the upstream request with it.
 	ctx, cancel := context.WithCancel(r.Context())
@@ -257,6 +277,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.Status, l.Error = http.StatusBadGateway, err.Error()
 		errorJSON(w, l.Status, CodeUnreachable, l.Error)
 		return
+	}
+	if pr, ok := rb.(*partsReader); ok {
+		req.ContentLength = int64(l.UpBytes)
+		req.GetBody = func() (io.ReadCloser, error) {
+			return io.NopCloser(&partsReader{parts: pr.parts}), nil
+		}
 	}
 	copyHeader(req.Header, r.Header)
 	req.Header.Del("Content-Length")
@@ -294,6 +320,29 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := copyFlushing(w, flush, resp.Body); err != nil {
 		l.Error = err.Error()
 	}
+}
+
+// partsReader reads a body given in parts, in order. It never writes to
+// them (the log's checksum reads them at the same time, and GetBody reads
+// them again from the start).
+type partsReader struct {
+	parts  [][]byte
+	i, off int // the next byte is parts[i][off]
+}
+
+func (p *partsReader) Read(b []byte) (int, error) {
+	n := 0
+	for n < len(b) && p.i < len(p.parts) {
+		c := copy(b[n:], p.parts[p.i][p.off:])
+		n += c
+		if p.off += c; p.off == len(p.parts[p.i]) {
+			p.i, p.off = p.i+1, 0
+		}
+	}
+	if n == 0 && len(b) > 0 {
+		return 0, io.EOF
+	}
+	return n, nil
 }
 
 // readBody reads a request body up to one byte past MaxRequestBytes, in

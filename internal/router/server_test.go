@@ -379,3 +379,34 @@ func TestPreflight(t *testing.T) {
 		}
 	}
 }
+
+// The rewritten body goes upstream in parts: read in reads of any size, and
+// read again from the same parts (GetBody), it is the parts joined, and the
+// parts are left as they were.
+func TestPartsReader(t *testing.T) {
+	parts := [][]byte{[]byte("ab"), []byte(""), []byte("cde"), []byte("f"), []byte("ghijklmnop")}
+	want := string(join(parts))
+	for size := 1; size <= len(want)+1; size++ {
+		for range 2 {
+			r := &partsReader{parts: parts}
+			var got []byte
+			buf := make([]byte, size)
+			for {
+				n, err := r.Read(buf)
+				got = append(got, buf[:n]...)
+				if err == io.EOF {
+					break
+				}
+				if err != nil || n == 0 {
+					t.Fatalf("size %d: read %d, %v", size, n, err)
+				}
+			}
+			if string(got) != want {
+				t.Fatalf("size %d: read %q, want %q", size, got, want)
+			}
+		}
+	}
+	if digestParts(parts) != digest([]byte(want)) {
+		t.Fatalf("digestParts %s, digest %s", digestParts(parts), digest([]byte(want)))
+	}
+}
