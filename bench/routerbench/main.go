@@ -179,6 +179,51 @@ func longHistory(body []byte, size, outBytes int) ([]byte, error) {
 	return marshal(top)
 }
 
+// growing gives the bodies of a long session's requests as Codex sends
+// them, each the one before with one more carried call and its output:
+// body(i) is long (from longHistory) without its last n-1-i calls. The
+// router resumes each after the history of the one before and decodes
+// only the new call; the same body again (the other cases) is its best
+// case.
+func growing(long []byte, n int) (func(i int) []byte, int, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(long, &top); err != nil {
+		return nil, 0, err
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(top["input"], &items); err != nil {
+		return nil, 0, err
+	}
+	if len(items) < 2*n+2 {
+		return nil, 0, fmt.Errorf("the long session has %d items, fewer than %d", len(items), 2*n+2)
+	}
+	top["input"] = json.RawMessage(`"@@input@@"`)
+	b, err := marshal(top)
+	if err != nil {
+		return nil, 0, err
+	}
+	pre, post, ok := bytes.Cut(b, []byte(`"@@input@@"`))
+	if !ok {
+		return nil, 0, fmt.Errorf("no input in the session")
+	}
+	var all []byte
+	ends := make([]int, len(items))
+	for k, it := range items {
+		if k > 0 {
+			all = append(all, ',')
+		}
+		all = append(all, it...)
+		ends[k] = len(all)
+	}
+	body := func(i int) []byte {
+		m := len(items) - 2*(n-1-i)
+		out := make([]byte, 0, len(pre)+ends[m-1]+2+len(post))
+		out = append(append(append(out, pre...), '['), all[:ends[m-1]]...)
+		return append(append(out, ']'), post...)
+	}
+	return body, len(body(0)), nil
+}
+
 // marshal writes v as Codex writes JSON: without HTML escaping (the
 // carriers' heredocs keep their <<).
 func marshal(v any) ([]byte, error) {
@@ -265,6 +310,12 @@ func run(bin, request string, n, rssN int) error {
 	if err != nil {
 		return err
 	}
+	// Calls of their own, so that none is in the router's memo from the
+	// long session before.
+	grow, first, err := growing(bytes.ReplaceAll(long, []byte("call_long_"), []byte("call_grow_")), n+20)
+	if err != nil {
+		return err
+	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4, DisableCompression: true}}
 	for _, paced := range []bool{false, true} {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -288,8 +339,10 @@ func run(bin, request string, n, rssN int) error {
 		bodies := []struct {
 			name string
 			b    []byte
-		}{{fmt.Sprintf("recorded request (%d bytes)", len(recorded)), recorded}, {fmt.Sprintf("long session (%d bytes)", len(long)), long},
-			{fmt.Sprintf("long session of calls printing 4 KB (%d bytes)", len(long4k)), long4k}}
+			next func(int) []byte // the body of request i, when they differ
+		}{{fmt.Sprintf("recorded request (%d bytes)", len(recorded)), recorded, nil}, {fmt.Sprintf("long session (%d bytes)", len(long)), long, nil},
+			{fmt.Sprintf("long session of calls printing 4 KB (%d bytes)", len(long4k)), long4k, nil},
+			{fmt.Sprintf("long session growing by one call a request (%d to %d bytes)", first, len(grow(n+19))), nil, grow}}
 		if paced {
 			bodies = bodies[:1]
 		}
@@ -297,8 +350,12 @@ func run(bin, request string, n, rssN int) error {
 			totals := make([][]time.Duration, len(paths))
 			delays := make([][]time.Duration, len(paths))
 			for i := 0; i < n+20; i++ {
+				b := body.b
+				if body.next != nil {
+					b = body.next(i)
+				}
 				for k, p := range paths {
-					r, err := post(client, p.base, body.b)
+					r, err := post(client, p.base, b)
 					if err != nil {
 						return fmt.Errorf("%s: %v", p.name, err)
 					}
