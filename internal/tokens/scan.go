@@ -97,14 +97,7 @@ func nextPiece(s string, i int) int {
 		last = k
 		k += n
 	}
-	switch {
-	case nl >= 0: // 5
-		return nl
-	case k == len(s) || last == i: // 6 to the end, or 7
-		return k
-	default: // 6 leaves the last space to the next pre-token
-		return last
-	}
+	return spaceEnd(len(s), i, k, last, nl)
 }
 
 func isPunctAt(s string, i int) bool {
@@ -291,10 +284,18 @@ func spaceRunASCII(s string, i int) int {
 		last = k
 		k++
 	}
+	return spaceEnd(len(s), i, k, last, nl)
+}
+
+// spaceEnd is where a run of white space that starts at i and stops at k
+// (before a byte of another class, or at n, the text's end) ends as a
+// pre-token: after its last newline (nl, or -1 when it has none), or
+// before its last space (last), which belongs to the next pre-token.
+func spaceEnd(n, i, k, last, nl int) int {
 	switch {
 	case nl >= 0: // 5
 		return nl
-	case k == len(s) || last == i: // 6 to the end, or 7
+	case k == n || last == i: // 6 to the end, or 7
 		return k
 	default: // 6 leaves the last space to the next pre-token
 		return last
