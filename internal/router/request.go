@@ -464,31 +464,6 @@ type item struct {
 	input                     json.RawMessage
 }
 
-func readItem(raw json.RawMessage) (item, bool) {
-	var it item
-	ok := eachMember(raw, func(k string, v []byte) {
-		switch k {
-		case "type":
-			it.typ = knownValue(v)
-		case "id":
-			it.id = stringValue(v)
-		case "call_id":
-			it.callID = stringValue(v)
-		case "name":
-			it.name = knownValue(v)
-		case "status":
-			it.status = v
-		case "arguments":
-			it.arguments = v
-		case "input":
-			it.input = v
-		case "output":
-			it.output = v
-		}
-	})
-	return it, ok
-}
-
 // stringValue is v when it is a JSON string, or nil.
 func stringValue(v []byte) json.RawMessage {
 	if canonical(v) {
@@ -670,7 +645,7 @@ func scanItem(b []byte, i int) (item, int, bool) {
 		switch key {
 		case "type":
 			// The first member's type, as Codex writes every item, or
-			// the last one, as readItem reads it.
+			// the last one, as readItemRef reads it.
 			if it.members == 1 {
 				typeFirst = true
 				it.typ = knownValue(v)
