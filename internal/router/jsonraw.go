@@ -127,30 +127,39 @@ func firstMembers(b []byte, f func(key string, raw []byte) bool) {
 
 // splitArray returns the elements of the JSON array b, or false.
 func splitArray(b []byte) ([]json.RawMessage, bool) {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '[' {
+	es := make([]json.RawMessage, 0, 16)
+	if !eachElement(b, func(e []byte) { es = append(es, e) }) {
 		return nil, false
 	}
-	es := make([]json.RawMessage, 0, 16)
+	return es, true
+}
+
+// eachElement calls f with each element of the JSON array b and reports
+// whether b is one (f may have been called when it is not).
+func eachElement(b []byte, f func([]byte)) bool {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return false
+	}
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == ']' {
-		return es, skipSpace(b, i+1) == len(b)
+		return skipSpace(b, i+1) == len(b)
 	}
 	for {
 		end, ok := skipValue(b, i)
 		if !ok {
-			return nil, false
+			return false
 		}
-		es = append(es, b[i:end:end])
+		f(b[i:end:end])
 		i = skipSpace(b, end)
 		if i >= len(b) {
-			return nil, false
+			return false
 		}
 		if b[i] == ']' {
-			return es, skipSpace(b, i+1) == len(b)
+			return skipSpace(b, i+1) == len(b)
 		}
 		if b[i] != ',' {
-			return nil, false
+			return false
 		}
 		i = skipSpace(b, i+1)
 	}

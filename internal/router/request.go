@@ -382,37 +382,6 @@ func noTools(body []byte, top topLevel) bool {
 		len(bytes.TrimSpace(body[top.tools.start+1:top.tools.end-1])) == 0
 }
 
-// eachElement calls f with each element of the JSON array b and reports
-// whether b is one (f may have been called when it is not).
-func eachElement(b []byte, f func([]byte)) bool {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '[' {
-		return false
-	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return skipSpace(b, i+1) == len(b)
-	}
-	for {
-		end, ok := skipValue(b, i)
-		if !ok {
-			return false
-		}
-		f(b[i:end:end])
-		i = skipSpace(b, end)
-		if i >= len(b) {
-			return false
-		}
-		if b[i] == ']' {
-			return skipSpace(b, i+1) == len(b)
-		}
-		if b[i] != ',' {
-			return false
-		}
-		i = skipSpace(b, i+1)
-	}
-}
-
 func toolName(t json.RawMessage) string {
 	_, name := toolTypeName(t)
 	return name
