@@ -167,24 +167,11 @@ func (w *rewrite) scan() (topLevel, bool) {
 		return top, skipSpace(b, i+1) == len(b)
 	}
 	for {
-		if i >= len(b) || b[i] != '"' {
-			return top, false
-		}
-		kend, ok := skipString(b, i)
+		key, vs, ok := keyAt(b, i)
 		if !ok {
 			return top, false
 		}
-		key, ok := internKey(b[i+1 : kend-1])
-		if !ok {
-			if key, ok = unquote(b[i:kend]); !ok {
-				return top, false
-			}
-		}
-		i = skipSpace(b, kend)
-		if i >= len(b) || b[i] != ':' {
-			return top, false
-		}
-		i = skipSpace(b, i+1)
+		i = vs
 		var end int
 		if key == "input" && !top.input.ok() && i < len(b) && b[i] == '[' {
 			end, ok = w.history(i)
@@ -584,29 +571,15 @@ func scanItem(b []byte, i int) (item, int, bool) {
 	}
 	typeFirst := false
 	for {
-		if i >= len(b) || b[i] != '"' {
-			return fail()
-		}
-		kend, ok := skipString(b, i)
+		key, vs, ok := keyAt(b, i)
 		if !ok {
 			return fail()
 		}
-		key, ok := internKey(b[i+1 : kend-1])
-		if !ok {
-			if key, ok = unquote(b[i:kend]); !ok {
-				return fail()
-			}
-		}
-		i = skipSpace(b, kend)
-		if i >= len(b) || b[i] != ':' {
-			return fail()
-		}
-		i = skipSpace(b, i+1)
-		end, ok := skipValue(b, i)
+		end, ok := skipValue(b, vs)
 		if !ok {
 			return fail()
 		}
-		v := b[i:end:end]
+		v := b[vs:end:end]
 		if it.members < len(it.order) {
 			it.order[it.members] = key
 		}
