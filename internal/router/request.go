@@ -54,7 +54,7 @@ type Request struct {
 func (c *Carrier) Rewrite(body []byte) Request {
 	r, parts := c.rewriteParts(body)
 	if parts != nil {
-		r.Body = join(parts)
+		r.Body = bytes.Join(parts, nil)
 	}
 	return r
 }
@@ -759,19 +759,6 @@ func (w *rewrite) splice() [][]byte {
 		last = e.end
 	}
 	return append(parts, w.body[last:])
-}
-
-// join puts parts together in one new slice.
-func join(parts [][]byte) []byte {
-	n := 0
-	for _, p := range parts {
-		n += len(p)
-	}
-	out := make([]byte, 0, n)
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
 }
 
 // basePassages are the passages of Codex 0.169's base instructions that
