@@ -369,11 +369,6 @@ func noTools(body []byte, top topLevel) bool {
 		len(bytes.TrimSpace(body[top.tools.start+1:top.tools.end-1])) == 0
 }
 
-func toolName(t json.RawMessage) string {
-	_, name := toolTypeName(t)
-	return name
-}
-
 // toolTypeName reads a tool's type and name, the first of each, and stops
 // there: Codex's tools name themselves before their long parameters.
 func toolTypeName(t []byte) (typ, name string) {
