@@ -62,12 +62,20 @@ func recordedTB(tb testing.TB, name string) []byte {
 	return b
 }
 
+type namedBody struct {
+	name string
+	body []byte
+}
+
+// rewriteBodies are the bodies the rewrite's benchmarks time: the
+// recorded session, and a long one of short and of 4 KiB outputs.
+func rewriteBodies(b *testing.B) []namedBody {
+	return []namedBody{{"recorded", recordedTB(b, "calls")}, {"long", longSession(b, 1<<20)}, {"long-4k", longSessionOf(b, 1<<20, 4<<10)}}
+}
+
 func BenchmarkRewrite(b *testing.B) {
 	c := testCarrier(b)
-	for _, tc := range []struct {
-		name string
-		body []byte
-	}{{"recorded", recordedTB(b, "calls")}, {"long", longSession(b, 1<<20)}, {"long-4k", longSessionOf(b, 1<<20, 4<<10)}} {
+	for _, tc := range rewriteBodies(b) {
 		b.Run(tc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(tc.body)))
 			for b.Loop() {
@@ -126,10 +134,7 @@ func BenchmarkFloor(b *testing.B) {
 //   - cold (-cold): without the memos, every carrier decoded, as on a
 //     router's first request of a session.
 func BenchmarkRewriteVsFloor(b *testing.B) {
-	for _, tc := range []struct {
-		name string
-		body []byte
-	}{{"recorded", recordedTB(b, "calls")}, {"long", longSession(b, 1<<20)}, {"long-4k", longSessionOf(b, 1<<20, 4<<10)}} {
+	for _, tc := range rewriteBodies(b) {
 		ms, _ := splitObject(tc.body)
 		items, _ := splitArray(get(ms, "input"))
 		prev := joinObject(set(slices.Clone(ms), "input", joinArray(items[:len(items)-2])))
@@ -205,10 +210,7 @@ func BenchmarkServe(b *testing.B) {
 // bodies: what the spliced rewrite replaced.
 func BenchmarkRewriteRef(b *testing.B) {
 	c := testCarrier(b)
-	for _, tc := range []struct {
-		name string
-		body []byte
-	}{{"recorded", recordedTB(b, "calls")}, {"long", longSession(b, 1<<20)}, {"long-4k", longSessionOf(b, 1<<20, 4<<10)}} {
+	for _, tc := range rewriteBodies(b) {
 		b.Run(tc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(tc.body)))
 			for b.Loop() {

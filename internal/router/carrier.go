@@ -259,11 +259,6 @@ func (d *decoder) cmdOf(arguments []byte) ([]byte, bool) {
 	return cmd, true
 }
 
-func decodeCommand(cmd string) (tool, input string, ok bool) {
-	var d decoder
-	return d.command(cmd)
-}
-
 func (dc *decoder) command(cmd string) (tool, input string, ok bool) {
 	rest, ok := skipQuotedWord(cmd)
 	if !ok {

@@ -427,3 +427,9 @@ func TestBound(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// decodeCommand is Decode of a carrier's command line alone.
+func decodeCommand(cmd string) (tool, input string, ok bool) {
+	var d decoder
+	return d.command(cmd)
+}

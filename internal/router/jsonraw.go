@@ -51,29 +51,15 @@ func eachMember(b []byte, f func(key string, raw []byte)) bool {
 		return skipSpace(b, i+1) == len(b)
 	}
 	for {
-		if i >= len(b) || b[i] != '"' {
-			return false
-		}
-		end, ok := skipString(b, i)
+		key, vs, ok := keyAt(b, i)
 		if !ok {
 			return false
 		}
-		key, ok := internKey(b[i+1 : end-1])
-		if !ok {
-			if key, ok = unquote(b[i:end]); !ok {
-				return false
-			}
-		}
-		i = skipSpace(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return false
-		}
-		i = skipSpace(b, i+1)
-		end, ok = skipValue(b, i)
+		end, ok := skipValue(b, vs)
 		if !ok {
 			return false
 		}
-		f(key, b[i:end:end])
+		f(key, b[vs:end:end])
 		i = skipSpace(b, end)
 		if i >= len(b) {
 			return false
@@ -98,23 +84,12 @@ func firstMembers(b []byte, f func(key string, raw []byte) bool) {
 	}
 	i = skipSpace(b, i+1)
 	for i < len(b) && b[i] == '"' {
-		end, ok := skipString(b, i)
+		key, vs, ok := keyAt(b, i)
 		if !ok {
 			return
 		}
-		key, ok := internKey(b[i+1 : end-1])
-		if !ok {
-			if key, ok = unquote(b[i:end]); !ok {
-				return
-			}
-		}
-		i = skipSpace(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return
-		}
-		i = skipSpace(b, i+1)
-		end, ok = skipValue(b, i)
-		if !ok || !f(key, b[i:end:end]) {
+		end, ok := skipValue(b, vs)
+		if !ok || !f(key, b[vs:end:end]) {
 			return
 		}
 		i = skipSpace(b, end)
@@ -125,32 +100,65 @@ func firstMembers(b []byte, f func(key string, raw []byte) bool) {
 	}
 }
 
+// keyAt reads the key of the member of a JSON object that starts at b[i],
+// the key's opening quote, and its colon: the key, decoded, and where the
+// member's value starts.
+func keyAt(b []byte, i int) (key string, vs int, ok bool) {
+	if i >= len(b) || b[i] != '"' {
+		return "", 0, false
+	}
+	end, ok := skipString(b, i)
+	if !ok {
+		return "", 0, false
+	}
+	key, ok = internKey(b[i+1 : end-1])
+	if !ok {
+		if key, ok = unquote(b[i:end]); !ok {
+			return "", 0, false
+		}
+	}
+	i = skipSpace(b, end)
+	if i >= len(b) || b[i] != ':' {
+		return "", 0, false
+	}
+	return key, skipSpace(b, i+1), true
+}
+
 // splitArray returns the elements of the JSON array b, or false.
 func splitArray(b []byte) ([]json.RawMessage, bool) {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '[' {
+	es := make([]json.RawMessage, 0, 16)
+	if !eachElement(b, func(e []byte) { es = append(es, e) }) {
 		return nil, false
 	}
-	es := make([]json.RawMessage, 0, 16)
+	return es, true
+}
+
+// eachElement calls f with each element of the JSON array b and reports
+// whether b is one (f may have been called when it is not).
+func eachElement(b []byte, f func([]byte)) bool {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return false
+	}
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == ']' {
-		return es, skipSpace(b, i+1) == len(b)
+		return skipSpace(b, i+1) == len(b)
 	}
 	for {
 		end, ok := skipValue(b, i)
 		if !ok {
-			return nil, false
+			return false
 		}
-		es = append(es, b[i:end:end])
+		f(b[i:end:end])
 		i = skipSpace(b, end)
 		if i >= len(b) {
-			return nil, false
+			return false
 		}
 		if b[i] == ']' {
-			return es, skipSpace(b, i+1) == len(b)
+			return skipSpace(b, i+1) == len(b)
 		}
 		if b[i] != ',' {
-			return nil, false
+			return false
 		}
 		i = skipSpace(b, i+1)
 	}

@@ -54,7 +54,7 @@ type Request struct {
 func (c *Carrier) Rewrite(body []byte) Request {
 	r, parts := c.rewriteParts(body)
 	if parts != nil {
-		r.Body = join(parts)
+		r.Body = bytes.Join(parts, nil)
 	}
 	return r
 }
@@ -167,24 +167,11 @@ func (w *rewrite) scan() (topLevel, bool) {
 		return top, skipSpace(b, i+1) == len(b)
 	}
 	for {
-		if i >= len(b) || b[i] != '"' {
-			return top, false
-		}
-		kend, ok := skipString(b, i)
+		key, vs, ok := keyAt(b, i)
 		if !ok {
 			return top, false
 		}
-		key, ok := internKey(b[i+1 : kend-1])
-		if !ok {
-			if key, ok = unquote(b[i:kend]); !ok {
-				return top, false
-			}
-		}
-		i = skipSpace(b, kend)
-		if i >= len(b) || b[i] != ':' {
-			return top, false
-		}
-		i = skipSpace(b, i+1)
+		i = vs
 		var end int
 		if key == "input" && !top.input.ok() && i < len(b) && b[i] == '[' {
 			end, ok = w.history(i)
@@ -382,42 +369,6 @@ func noTools(body []byte, top topLevel) bool {
 		len(bytes.TrimSpace(body[top.tools.start+1:top.tools.end-1])) == 0
 }
 
-// eachElement calls f with each element of the JSON array b and reports
-// whether b is one (f may have been called when it is not).
-func eachElement(b []byte, f func([]byte)) bool {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '[' {
-		return false
-	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return skipSpace(b, i+1) == len(b)
-	}
-	for {
-		end, ok := skipValue(b, i)
-		if !ok {
-			return false
-		}
-		f(b[i:end:end])
-		i = skipSpace(b, end)
-		if i >= len(b) {
-			return false
-		}
-		if b[i] == ']' {
-			return skipSpace(b, i+1) == len(b)
-		}
-		if b[i] != ',' {
-			return false
-		}
-		i = skipSpace(b, i+1)
-	}
-}
-
-func toolName(t json.RawMessage) string {
-	_, name := toolTypeName(t)
-	return name
-}
-
 // toolTypeName reads a tool's type and name, the first of each, and stops
 // there: Codex's tools name themselves before their long parameters.
 func toolTypeName(t []byte) (typ, name string) {
@@ -462,31 +413,6 @@ type item struct {
 	id, callID                json.RawMessage
 	status, arguments, output json.RawMessage
 	input                     json.RawMessage
-}
-
-func readItem(raw json.RawMessage) (item, bool) {
-	var it item
-	ok := eachMember(raw, func(k string, v []byte) {
-		switch k {
-		case "type":
-			it.typ = knownValue(v)
-		case "id":
-			it.id = stringValue(v)
-		case "call_id":
-			it.callID = stringValue(v)
-		case "name":
-			it.name = knownValue(v)
-		case "status":
-			it.status = v
-		case "arguments":
-			it.arguments = v
-		case "input":
-			it.input = v
-		case "output":
-			it.output = v
-		}
-	})
-	return it, ok
 }
 
 // stringValue is v when it is a JSON string, or nil.
@@ -640,29 +566,15 @@ func scanItem(b []byte, i int) (item, int, bool) {
 	}
 	typeFirst := false
 	for {
-		if i >= len(b) || b[i] != '"' {
-			return fail()
-		}
-		kend, ok := skipString(b, i)
+		key, vs, ok := keyAt(b, i)
 		if !ok {
 			return fail()
 		}
-		key, ok := internKey(b[i+1 : kend-1])
-		if !ok {
-			if key, ok = unquote(b[i:kend]); !ok {
-				return fail()
-			}
-		}
-		i = skipSpace(b, kend)
-		if i >= len(b) || b[i] != ':' {
-			return fail()
-		}
-		i = skipSpace(b, i+1)
-		end, ok := skipValue(b, i)
+		end, ok := skipValue(b, vs)
 		if !ok {
 			return fail()
 		}
-		v := b[i:end:end]
+		v := b[vs:end:end]
 		if it.members < len(it.order) {
 			it.order[it.members] = key
 		}
@@ -670,7 +582,7 @@ func scanItem(b []byte, i int) (item, int, bool) {
 		switch key {
 		case "type":
 			// The first member's type, as Codex writes every item, or
-			// the last one, as readItem reads it.
+			// the last one, as readItemRef reads it.
 			if it.members == 1 {
 				typeFirst = true
 				it.typ = knownValue(v)
@@ -842,19 +754,6 @@ func (w *rewrite) splice() [][]byte {
 		last = e.end
 	}
 	return append(parts, w.body[last:])
-}
-
-// join puts parts together in one new slice.
-func join(parts [][]byte) []byte {
-	n := 0
-	for _, p := range parts {
-		n += len(p)
-	}
-	out := make([]byte, 0, n)
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
 }
 
 // basePassages are the passages of Codex 0.169's base instructions that

@@ -435,3 +435,9 @@ func FuzzRewrite(f *testing.F) {
 		}
 	})
 }
+
+// toolName is a tool's name, as the rewrite reads it.
+func toolName(t json.RawMessage) string {
+	_, name := toolTypeName(t)
+	return name
+}

@@ -385,7 +385,7 @@ func TestPreflight(t *testing.T) {
 // parts are left as they were.
 func TestPartsReader(t *testing.T) {
 	parts := [][]byte{[]byte("ab"), []byte(""), []byte("cde"), []byte("f"), []byte("ghijklmnop")}
-	want := string(join(parts))
+	want := string(bytes.Join(parts, nil))
 	for size := 1; size <= len(want)+1; size++ {
 		for range 2 {
 			r := &partsReader{parts: parts}
