@@ -113,6 +113,17 @@ func cmdGenmatches(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(f.Close())
 }
 
+// onPath finds the program name on the script's PATH, or fails the script.
+func onPath(ts *testscript.TestScript, name string) string {
+	for _, d := range filepath.SplitList(ts.Getenv("PATH")) {
+		if p := filepath.Join(d, name); fileExists(p) {
+			return p
+		}
+	}
+	ts.Fatalf("%s is not on PATH", name)
+	return ""
+}
+
 // within SECONDS NAME ARGS... runs a program from PATH like exec, but fails
 // the script if it has not exited after SECONDS (and kills it), so that a
 // hang is a failure rather than a stuck test. Its output becomes stdout and
@@ -123,16 +134,7 @@ func cmdWithin(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	secs, err := strconv.Atoi(args[0])
 	ts.Check(err)
-	var prog string
-	for _, d := range filepath.SplitList(ts.Getenv("PATH")) {
-		if p := filepath.Join(d, args[1]); fileExists(p) {
-			prog = p
-			break
-		}
-	}
-	if prog == "" {
-		ts.Fatalf("%s is not on PATH", args[1])
-	}
+	prog := onPath(ts, args[1])
 	cmd := exec.Command(prog, args[2:]...)
 	cmd.Dir = ts.MkAbs(".")
 	cmd.Env = []string{"PATH=" + ts.Getenv("PATH"), "HOME=" + ts.Getenv("HOME")}

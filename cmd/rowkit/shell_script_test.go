@@ -56,16 +56,7 @@ func cmdSpawn(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
 		ts.Fatalf("usage: spawn NAME PROG [ARGS...]")
 	}
-	var prog string
-	for _, d := range filepath.SplitList(ts.Getenv("PATH")) {
-		if p := filepath.Join(d, args[1]); fileExists(p) {
-			prog = p
-			break
-		}
-	}
-	if prog == "" {
-		ts.Fatalf("%s is not on PATH", args[1])
-	}
+	prog := onPath(ts, args[1])
 	s := &spawned{done: make(chan error, 1)}
 	s.cmd = exec.Command(prog, args[2:]...)
 	s.cmd.Args[0] = args[1]

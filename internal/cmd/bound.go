@@ -87,11 +87,10 @@ func boundOf(env *cli.Env, flag int) (outputBound, error) {
 	if env.OutputBytes > 0 {
 		return outputBound{env.OutputBytes, env.OutputBytes}, nil
 	}
-	look := func(k string) string { v, _ := lookupEnv(env, k); return v }
-	if v, ok := lookupEnv(env, MaxOutputEnv); ok && v != "" {
-		n, err := parseMaxOutput(MaxOutputEnv, v)
+	if n, err := envMaxOutput(env); err != nil || n != notGiven {
 		return outputBound{n, n}, err
 	}
+	look := func(k string) string { v, _ := lookupEnv(env, k); return v }
 	var b outputBound
 	narrow := func(ok, fail int) {
 		if b.ok == 0 || ok < b.ok {
@@ -108,6 +107,16 @@ func boundOf(env *cli.Env, flag int) (outputBound, error) {
 		narrow(codexShellBytes, codexShellBytes)
 	}
 	return b, nil
+}
+
+// envMaxOutput is the bound ROWKIT_MAX_OUTPUT sets, notGiven when it is
+// unset or empty.
+func envMaxOutput(env *cli.Env) (int, error) {
+	v, _ := lookupEnv(env, MaxOutputEnv)
+	if v == "" {
+		return notGiven, nil
+	}
+	return parseMaxOutput(MaxOutputEnv, v)
 }
 
 func lookupEnv(env *cli.Env, k string) (string, bool) {

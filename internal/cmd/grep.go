@@ -98,15 +98,9 @@ var grepOptions = sync.OnceValues(func() ([]cli.Option, map[*cli.Option]*grep.Op
 	return opts, policy
 })
 
-// parseGrep reads hgrep's command line: the shared parser splits it, the
-// policy decides each option.
-func parseGrep(args []string) (*grep.Plan, error) {
-	plan, _, err := parseGrepLine(args)
-	return plan, err
-}
-
-// parseGrepLine is parseGrep, with hgrep's --max-output (notGiven when
-// absent).
+// parseGrepLine reads hgrep's command line: the shared parser splits it,
+// the policy decides each option, and hgrep's --max-output is returned
+// beside the plan (notGiven when absent).
 func parseGrepLine(args []string) (*grep.Plan, int, error) {
 	opts, policy := grepOptions()
 	var b grep.Planner

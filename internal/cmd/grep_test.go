@@ -14,6 +14,12 @@ import (
 	"github.com/rowkit/rowkit/internal/grep"
 )
 
+// parseGrep is parseGrepLine without --max-output: the plan alone.
+func parseGrep(args []string) (*grep.Plan, error) {
+	plan, _, err := parseGrepLine(args)
+	return plan, err
+}
+
 // ownArgs are the options hgrep itself gives ripgrep after the accepted
 // ones, and tail the same with the "--" before the positionals.
 var (

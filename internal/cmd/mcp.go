@@ -109,8 +109,8 @@ func runMCP(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	// Without --max-output or ROWKIT_MAX_OUTPUT each result is bounded by
 	// what its client passes whole (the server tells the client).
-	if v, ok := lookupEnv(env, MaxOutputEnv); ok && v != "" && maxOut == notGiven {
-		if maxOut, err = parseMaxOutput(MaxOutputEnv, v); err != nil {
+	if maxOut == notGiven {
+		if maxOut, err = envMaxOutput(env); err != nil {
 			return err
 		}
 	}

@@ -221,7 +221,7 @@ func (s *session) program(ctx context.Context, hc interp.HandlerContext, args []
 	}
 	p, err := start(ctx, spec)
 	if errors.Is(err, syscall.ENOEXEC) {
-		return s.script(ctx, hc, path, args)
+		return s.script(ctx, hc, path, args, spec.Env)
 	}
 	if err != nil {
 		code, msg := startFailure(name, err)
@@ -323,7 +323,8 @@ const maxScript = 16 << 20
 // script runs a file that exec refused with ENOEXEC (no #! line) as a
 // script, as bash does, in a new interpreter with this one's handlers: the
 // private commands stay available, and what it starts is this script's.
-func (s *session) script(ctx context.Context, hc interp.HandlerContext, path string, args []string) error {
+// env is the environment the program would have had.
+func (s *session) script(ctx context.Context, hc interp.HandlerContext, path string, args, env []string) error {
 	name := args[0]
 	f, err := os.Open(path)
 	if err != nil {
@@ -345,28 +346,33 @@ func (s *session) script(ctx context.Context, hc interp.HandlerContext, path str
 		diag(hc, name+": cannot execute binary file")
 		return interp.ExitStatus(126)
 	}
-	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(bytes.NewReader(src), name)
+	sc, err := Parse(src, name)
 	if err != nil {
 		fmt.Fprintf(hc.Stderr, "shell: %s\n", oneLine(err.Error()))
 		return interp.ExitStatus(2)
 	}
-	r, err := interp.New(
-		interp.Dir(hc.Dir),
-		interp.Env(expand.ListEnviron(environ(hc.Env)...)),
-		interp.StdIO(hc.Stdin, hc.Stdout, hc.Stderr),
-		interp.CallHandler(s.call(definesKill(file))),
-		interp.ExecHandlers(s.middleware),
-	)
+	r, err := s.runner(sc, hc.Dir, env, hc.Stdin, hc.Stdout, hc.Stderr)
 	if err != nil {
 		diag(hc, name+": "+err.Error())
 		return interp.ExitStatus(126)
 	}
 	r.Params = args[1:]
-	err = r.Run(ctx, file)
+	err = r.Run(ctx, sc.file)
 	if err != nil && !isExit(err) {
 		return err
 	}
 	return status(exitStatus(err))
+}
+
+// runner is an interpreter that runs sc with this session's handlers.
+func (s *session) runner(sc *Script, dir string, env []string, stdin io.Reader, stdout, stderr io.Writer) (*interp.Runner, error) {
+	return interp.New(
+		interp.Dir(dir),
+		interp.Env(expand.ListEnviron(env...)),
+		interp.StdIO(stdin, stdout, stderr),
+		interp.CallHandler(s.call(sc.ownKill)),
+		interp.ExecHandlers(s.middleware),
+	)
 }
 
 // jobs are the commands of a script that are running: after the script

@@ -33,7 +33,6 @@ type guard struct {
 
 	mu      sync.Mutex
 	started bool
-	err     error
 	w       *os.File
 	p       *proc.Process
 }
@@ -46,8 +45,7 @@ func (g *guard) start() error {
 		return nil
 	}
 	g.started = true
-	g.err = g.spawn()
-	return g.err
+	return g.spawn()
 }
 
 func (g *guard) spawn() error {
@@ -85,8 +83,7 @@ func (g *guard) say(op byte, pgid int) {
 	if g.w != nil {
 		// A guardian that died takes nothing with it; the write fails
 		// and the shell goes on.
-		g.w.Write(strconv.AppendInt([]byte{op}, int64(pgid), 10))
-		g.w.Write([]byte{'\n'})
+		g.w.Write(append(strconv.AppendInt([]byte{op}, int64(pgid), 10), '\n'))
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -156,13 +155,7 @@ func Run(ctx context.Context, s *Script, cfg Config) Result {
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	r, err := interp.New(
-		interp.Dir(cfg.Dir),
-		interp.Env(expand.ListEnviron(cfg.Environ...)),
-		interp.StdIO(stdin, stdout, stderr),
-		interp.CallHandler(sh.call(s.ownKill)),
-		interp.ExecHandlers(sh.middleware),
-	)
+	r, err := sh.runner(s, cfg.Dir, cfg.Environ, stdin, stdout, stderr)
 	if err != nil {
 		return sh.internal(err)
 	}
