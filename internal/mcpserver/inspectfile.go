@@ -70,15 +70,7 @@ func (s *Server) outlineWithin(res *inspect.Result, bound int) (*inspect.Result,
 		c.Truncated, c.Truncation = true, &inspect.Truncation{Reason: "output_bytes", AfterEntries: n}
 		return &c
 	}
-	lo, hi := 0, len(all)
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if len(inspect.OutlineText(cut(mid))) <= bound {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
+	lo := longestFit(len(all), func(n int) bool { return len(inspect.OutlineText(cut(n))) <= bound })
 	if c := cut(lo); lo > 0 || len(inspect.OutlineText(c)) <= bound {
 		return c, nil
 	}
