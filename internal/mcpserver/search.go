@@ -114,8 +114,9 @@ func (s *Server) searchWithin(res *grep.Result, b rows.Budget, bound int) string
 		}
 		return len(grep.Text(r))
 	}
-	if bound <= 0 || size(res) <= bound {
-		return grep.Text(res)
+	text := grep.Text(res) // formatted once when it fits
+	if bound <= 0 || !s.structured && len(text) <= bound || s.structured && size(res) <= bound {
+		return text
 	}
 	all := res.Rows
 	cut := func(n int) *grep.Result {
