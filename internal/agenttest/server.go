@@ -383,16 +383,16 @@ func (s *Server) answer(w http.ResponseWriter, r *Request, t Turn) {
 		return
 	}
 	model, _ := r.JSON["model"].(string)
+	if stream, _ := r.JSON["stream"].(bool); !stream && r.API == Messages {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(messageJSON(r.Turn, model, t))
+		return
+	}
 	var buf bytes.Buffer
 	if r.API == Responses {
 		writeResponse(&buf, r.Turn, model, t)
 	} else {
 		writeMessage(&buf, r.Turn, model, t)
-	}
-	if stream, _ := r.JSON["stream"].(bool); !stream && r.API == Messages {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(messageJSON(r.Turn, model, t))
-		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
