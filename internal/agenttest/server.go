@@ -136,10 +136,7 @@ func (r *Request) Tools() []string {
 	ts, _ := r.JSON["tools"].([]any)
 	for _, t := range ts {
 		m, _ := t.(map[string]any)
-		name, _ := m["name"].(string)
-		if name == "" {
-			name, _ = m["type"].(string)
-		}
+		name := toolName(m)
 		if sub, ok := m["tools"].([]any); ok && m["type"] == "namespace" {
 			for _, st := range sub {
 				sm, _ := st.(map[string]any)
@@ -153,6 +150,16 @@ func (r *Request) Tools() []string {
 	return out
 }
 
+// toolName is the name of an offered tool's JSON m: its name, or its type
+// for a built-in tool that has none.
+func toolName(m map[string]any) string {
+	if name, _ := m["name"].(string); name != "" {
+		return name
+	}
+	name, _ := m["type"].(string)
+	return name
+}
+
 // Tool returns the JSON of the offered tool named name (for a namespaced
 // tool, "NAMESPACE.NAME" as Tools gives it).
 func (r *Request) Tool(name string) (map[string]any, bool) {
@@ -160,11 +167,7 @@ func (r *Request) Tool(name string) (map[string]any, bool) {
 	ts, _ := r.JSON["tools"].([]any)
 	for _, t := range ts {
 		m, _ := t.(map[string]any)
-		n, _ := m["name"].(string)
-		if n == "" {
-			n, _ = m["type"].(string)
-		}
-		if n != ns {
+		if toolName(m) != ns {
 			continue
 		}
 		if !nested {
@@ -380,16 +383,16 @@ func (s *Server) answer(w http.ResponseWriter, r *Request, t Turn) {
 		return
 	}
 	model, _ := r.JSON["model"].(string)
+	if stream, _ := r.JSON["stream"].(bool); !stream && r.API == Messages {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(messageJSON(r.Turn, model, t))
+		return
+	}
 	var buf bytes.Buffer
 	if r.API == Responses {
 		writeResponse(&buf, r.Turn, model, t)
 	} else {
 		writeMessage(&buf, r.Turn, model, t)
-	}
-	if stream, _ := r.JSON["stream"].(bool); !stream && r.API == Messages {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(messageJSON(r.Turn, model, t))
-		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")

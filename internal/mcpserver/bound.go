@@ -196,3 +196,18 @@ func fit(bound, guess int, try func(room int) int) {
 		try(best)
 	}
 }
+
+// longestFit is the largest n in [0, most] for which fits(n) holds, fits
+// holding for every n up to it and none after; fits(0) is not asked.
+func longestFit(most int, fits func(n int) bool) int {
+	lo, hi := 0, most
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}

@@ -42,26 +42,28 @@ func (s *Server) inspectFile(ctx context.Context, req *mcp.CallToolRequest, in I
 	if err != nil {
 		return nil, nil, withPath(in.Path, err)
 	}
-	res, err = s.outlineWithin(res, s.resultBytes(req))
+	res, text, err := s.outlineWithin(res, s.resultBytes(req))
 	if err != nil {
 		return nil, nil, withPath(in.Path, err)
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: inspect.OutlineText(res)}}}, res, nil
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, res, nil
 }
 
 // outlineWithin cuts res's outline to the longest prefix whose form the
 // client shows fits bound: the JSON on a structured server (the engine's
 // own cut, Within), else the text, whose header then says after how many
-// entries the outline was truncated, as the JSON's truncation does.
-func (s *Server) outlineWithin(res *inspect.Result, bound int) (*inspect.Result, error) {
-	if bound <= 0 {
-		return res, nil
+// entries the outline was truncated, as the JSON's truncation does. It
+// returns the result's text too, formatted once.
+func (s *Server) outlineWithin(res *inspect.Result, bound int) (*inspect.Result, string, error) {
+	if bound > 0 && s.structured {
+		var err error
+		if res, err = res.Within(bound); err != nil {
+			return nil, "", err
+		}
 	}
-	if s.structured {
-		return res.Within(bound)
-	}
-	if len(inspect.OutlineText(res)) <= bound {
-		return res, nil
+	text := inspect.OutlineText(res)
+	if bound <= 0 || s.structured || len(text) <= bound {
+		return res, text, nil
 	}
 	all := res.Data.Outline
 	cut := func(n int) *inspect.Result {
@@ -70,17 +72,10 @@ func (s *Server) outlineWithin(res *inspect.Result, bound int) (*inspect.Result,
 		c.Truncated, c.Truncation = true, &inspect.Truncation{Reason: "output_bytes", AfterEntries: n}
 		return &c
 	}
-	lo, hi := 0, len(all)
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if len(inspect.OutlineText(cut(mid))) <= bound {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
+	lo := longestFit(len(all), func(n int) bool { return len(inspect.OutlineText(cut(n))) <= bound })
+	c := cut(lo)
+	if text := inspect.OutlineText(c); lo > 0 || len(text) <= bound {
+		return c, text, nil
 	}
-	if c := cut(lo); lo > 0 || len(inspect.OutlineText(c)) <= bound {
-		return c, nil
-	}
-	return nil, errs.Errorf(inspect.CodeOutputLimit, "not even an empty outline fits in %d bytes", bound)
+	return nil, "", errs.Errorf(inspect.CodeOutputLimit, "not even an empty outline fits in %d bytes", bound)
 }

@@ -284,16 +284,8 @@ func reportWithin(rep *review.Report, bound int) {
 		c.Unstaged = capReport(rep, "changes.unstaged", full.Unstaged, n)
 		c.Untracked = capReport(rep, "changes.untracked", full.Untracked, n)
 	}
-	lo, hi := 0, max(len(full.Files), len(full.Committed), len(full.Staged), len(full.Unstaged), len(full.Untracked))
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if cut(mid); size() <= bound {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	cut(lo)
+	longest := max(len(full.Files), len(full.Committed), len(full.Staged), len(full.Unstaged), len(full.Untracked))
+	cut(longestFit(longest, func(n int) bool { cut(n); return size() <= bound }))
 }
 
 // capReport keeps the first n entries of list, the report's field, and adds

@@ -114,8 +114,9 @@ func (s *Server) searchWithin(res *grep.Result, b rows.Budget, bound int) string
 		}
 		return len(grep.Text(r))
 	}
-	if bound <= 0 || size(res) <= bound {
-		return grep.Text(res)
+	text := grep.Text(res) // formatted once when it fits
+	if bound <= 0 || !s.structured && len(text) <= bound || s.structured && size(res) <= bound {
+		return text
 	}
 	all := res.Rows
 	cut := func(n int) *grep.Result {
@@ -128,16 +129,7 @@ func (s *Server) searchWithin(res *grep.Result, b rows.Budget, bound int) string
 		return &c
 	}
 	// The longest prefix of the rows that fits.
-	lo, hi := 0, len(all)
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if size(cut(mid)) <= bound {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	*res = *cut(lo)
+	*res = *cut(longestFit(len(all), func(n int) bool { return size(cut(n)) <= bound }))
 	if skipped := res.Skipped; len(skipped) > 0 {
 		// The paths skipped, then how many more were.
 		for n := len(skipped) - 1; n >= 0 && size(res) > bound; n-- {

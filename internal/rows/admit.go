@@ -68,9 +68,6 @@ func (b Budget) Stopped(bytes bool) *errs.Error {
 // CountTokens returns the number of o200k_base tokens in s.
 func CountTokens(s string) int { return tokens.Count(s) }
 
-// countTokens is CountTokens of b, without copying it.
-func countTokens(b []byte) int { return tokens.CountBytes(b) }
-
 // heldCap is the most an Admitter allocates up front for the rows it holds
 // uncounted.
 const heldCap = 64 << 10
@@ -151,7 +148,7 @@ func (a *Admitter) Admit(row []byte) (bool, error) {
 			return true, nil
 		}
 		a.counting = true
-		a.tokens = countTokens(a.held)
+		a.tokens = tokens.CountBytes(a.held)
 		if err := a.Flush(); err != nil {
 			return false, err
 		}
@@ -162,7 +159,7 @@ func (a *Admitter) Admit(row []byte) (bool, error) {
 		a.report.Omitted = true
 		return false, nil
 	}
-	n := countTokens(row)
+	n := tokens.CountBytes(row)
 	total := a.tokens + n
 	if total > a.budget.Ceiling {
 		a.report.Omitted = true
@@ -206,7 +203,7 @@ func (a *Admitter) Report() Report { return a.report }
 // they are held uncounted, it counts them.
 func (a *Admitter) Tokens() int {
 	if !a.counting {
-		return countTokens(a.held)
+		return tokens.CountBytes(a.held)
 	}
 	return a.tokens
 }

@@ -60,9 +60,7 @@ type Scanner struct {
 }
 
 // NewScanner returns a Scanner reading from r.
-func NewScanner(r io.Reader) *Scanner {
-	return &Scanner{r: r, buf: make([]byte, bufSize)}
-}
+func NewScanner(r io.Reader) *Scanner { return NewScannerSize(r, -1) }
 
 // minBufSize is the smallest buffer NewScannerSize gives.
 const minBufSize = 512
