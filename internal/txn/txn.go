@@ -382,17 +382,7 @@ func (t *tx) failure(err error, what, note string) error {
 }
 
 // journalKept reports whether this transaction's journal is still on disk.
-func (t *tx) journalKept() bool {
-	if t.onDisk == nil {
-		return false
-	}
-	fi, err := t.root.Lstat(journalName)
-	if err != nil {
-		return false
-	}
-	id, ok := idOf(fi)
-	return ok && id == *t.onDisk
-}
+func (t *tx) journalKept() bool { return sameID(t.root, journalName, t.onDisk) }
 
 func sortByDepth(ds []string) {
 	for i := 1; i < len(ds); i++ {
