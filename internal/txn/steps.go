@@ -261,15 +261,9 @@ func (t *tx) forward() error {
 // at the end of forward; see the package comment for what is left.)
 func (t *tx) verify(o op) error {
 	root := t.root
-	fi, err := root.Lstat(o.Target)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return &ChangedError{Target: o.Target, Kind: "missing"}
-	case err != nil:
+	fi, err := lstatTarget(root, o.Target)
+	if err != nil {
 		return err
-	}
-	if err := regfile.Check(fi); err != nil {
-		return changed(root, o.Target, err)
 	}
 	if id, ok := idOf(fi); !ok || o.BackupID == nil || id != *o.BackupID {
 		return changed(root, o.Target, nil) // replaced by another file
