@@ -54,21 +54,7 @@ func TestChildDiesWithParent(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperParent$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "PROC_HELPER=1", "PROC_HELPER_DIR="+dir)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	rg, perr := strconv.Atoi(strings.TrimSpace(line))
-	if err != nil || perr != nil {
-		cmd.Process.Kill()
-		t.Fatalf("helper said %q: %v", line, err)
-	}
+	cmd, rg := startHelper(t, "TestHelperParent", "PROC_HELPER=1", "PROC_HELPER_DIR="+dir)
 	time.Sleep(100 * time.Millisecond)
 	if !alive(rg) {
 		t.Fatalf("ripgrep %d is not running under the helper", rg)
@@ -138,21 +124,7 @@ func TestHelperOutliving(t *testing.T) {
 // Outlive exempts a process from the parent's death: the shell's guardian
 // starts its work when the shell is killed.
 func TestOutliveSurvivesParent(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperOutliving$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "PROC_HELPER=outlive")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	child, perr := strconv.Atoi(strings.TrimSpace(line))
-	if err != nil || perr != nil {
-		cmd.Process.Kill()
-		t.Fatalf("helper said %q: %v", line, err)
-	}
+	cmd, child := startHelper(t, "TestHelperOutliving", "PROC_HELPER=outlive")
 	defer syscall.Kill(child, syscall.SIGKILL)
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
@@ -200,4 +172,26 @@ func TestLeavingTheGroupAfterTheLeader(t *testing.T) {
 		syscall.Kill(stayed, syscall.SIGKILL)
 		t.Errorf("a member that stayed in the group outlived its leader")
 	}
+}
+
+// startHelper runs this test binary's helper test name with env added, and
+// returns it with the pid it prints on its first line.
+func startHelper(t *testing.T, name string, env ...string) (*exec.Cmd, int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	pid, perr := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || perr != nil {
+		cmd.Process.Kill()
+		t.Fatalf("helper said %q: %v", line, err)
+	}
+	return cmd, pid
 }

@@ -351,10 +351,13 @@ const leaveGrace = 500 * time.Millisecond
 // usual case) costs one kill(2).
 func endGroup(pgid int) {
 	deadline := time.Now().Add(leaveGrace)
-	for syscall.Kill(-pgid, 0) == nil && time.Now().Before(deadline) {
+	for syscall.Kill(-pgid, 0) == nil {
+		if time.Now().After(deadline) {
+			syscall.Kill(-pgid, syscall.SIGKILL)
+			return
+		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
 // Pid returns the process id, which is also its group id.

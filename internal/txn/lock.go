@@ -186,14 +186,7 @@ func (l *lock) try() (bool, error) {
 }
 
 // current reports whether lockName still names the locked file.
-func (l *lock) current() bool {
-	fi, err := l.root.Lstat(lockName)
-	if err != nil {
-		return false
-	}
-	id, ok := idOf(fi)
-	return ok && id == l.id
-}
+func (l *lock) current() bool { return sameID(l.root, lockName, &l.id) }
 
 // release drops the lock. The file stays: removing it would let a waiter
 // lock an inode that a newcomer no longer finds.

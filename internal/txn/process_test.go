@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -457,18 +458,6 @@ func snapshotAll(dir string) map[string]string {
 	return out
 }
 
-func sameSnapshot(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
 // A commit killed (SIGKILL) at every step leaves a transaction pending:
 // every read-only command, hpatch --dry-run included, leaves the disk
 // exactly as it is; rowkit recover then settles it, all old or all new,
@@ -501,7 +490,7 @@ func TestReadersLeaveAKilledTransaction(t *testing.T) {
 			if r.exit == -1000 || r.exit < 0 {
 				t.Fatalf("%v after a kill at %q: %+v", rd, s, r)
 			}
-			if after := snapshotAll(dir); !sameSnapshot(before, after) {
+			if after := snapshotAll(dir); !maps.Equal(before, after) {
 				t.Fatalf("%v after a kill at %q changed the workspace:\n%v\n->\n%v", rd, s, before, after)
 			}
 		}

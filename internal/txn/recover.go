@@ -63,24 +63,22 @@ func (r Recovery) String() string {
 
 // Err is the error of rowkit recover for a journal it could not settle:
 // nil unless the recovery was ignored or busy.
-func (r Recovery) Err() error {
-	switch r.Action {
-	case Ignored:
-		return errs.New(CodeJournal, r.String()+"; it was left alone")
-	case Busy:
-		return errs.Errorf(CodeJournal, "%s (it held the workspace for %v); nothing was done, try again", r, lockWait)
-	}
-	return nil
-}
+func (r Recovery) Err() error { return r.refuse("it was left alone", "nothing was done") }
 
 // Refusal is the error of a writer that this recovery leaves a journal in
 // the way of: nil unless it was ignored or busy.
 func (r Recovery) Refusal() error {
+	return r.refuse("nothing was written: remove it to edit in this workspace", "nothing was written")
+}
+
+// refuse is Err's and Refusal's error, ending with what was (not) done
+// about an ignored journal and about a busy one.
+func (r Recovery) refuse(ignored, busy string) error {
 	switch r.Action {
 	case Ignored:
-		return errs.New(CodeJournal, r.String()+"; nothing was written: remove it to edit in this workspace")
+		return errs.New(CodeJournal, r.String()+"; "+ignored)
 	case Busy:
-		return errs.Errorf(CodeJournal, "%s (it held the workspace for %v); nothing was written, try again", r, lockWait)
+		return errs.Errorf(CodeJournal, "%s (it held the workspace for %v); %s, try again", r, lockWait, busy)
 	}
 	return nil
 }

@@ -93,21 +93,32 @@ func (t *tx) syncDirs() error {
 	return nil
 }
 
-// readRegular reads name in root: a regular file (refused otherwise
-// without blocking), the very file recorded as id when id is set, at most
-// limit bytes and one more (so that a longer file shows as different).
-func readRegular(root *os.Root, name string, id *fileID, limit int64) ([]byte, error) {
+// openRegular opens name in root for reading: a regular file (refused
+// otherwise without blocking), the very file recorded as id when id is
+// set. It returns the file, to close, and the reader to read it through.
+func openRegular(root *os.Root, name string, id *fileID) (*os.File, io.Reader, error) {
 	f, fi, err := regfile.Open(root.Lstat, root.OpenFile, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if id != nil {
+		if got, ok := idOf(fi); !ok || got != *id {
+			f.Close()
+			return nil, nil, fmt.Errorf("%s is not the file the transaction recorded", name)
+		}
+	}
+	return f, regfile.Reader(f), nil
+}
+
+// readRegular reads openRegular's file, at most limit bytes and one more
+// (so that a longer file shows as different).
+func readRegular(root *os.Root, name string, id *fileID, limit int64) ([]byte, error) {
+	f, r, err := openRegular(root, name, id)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if id != nil {
-		if got, ok := idOf(fi); !ok || got != *id {
-			return nil, fmt.Errorf("%s is not the file the transaction recorded", name)
-		}
-	}
-	return io.ReadAll(io.LimitReader(regfile.Reader(f), limit+1))
+	return io.ReadAll(io.LimitReader(r, limit+1))
 }
 
 // sumRegular is readRegular's file hashed as it streams, never held whole:
@@ -115,38 +126,27 @@ func readRegular(root *os.Root, name string, id *fileID, limit int64) ([]byte, e
 // was read. A commit checks files as large as the ones it writes, and
 // reading each whole again would multiply the memory it needs.
 func sumRegular(root *os.Root, name string, id *fileID, limit int64) (int64, string, error) {
-	f, fi, err := regfile.Open(root.Lstat, root.OpenFile, name)
+	f, r, err := openRegular(root, name, id)
 	if err != nil {
 		return 0, "", err
 	}
 	defer f.Close()
-	if id != nil {
-		if got, ok := idOf(fi); !ok || got != *id {
-			return 0, "", fmt.Errorf("%s is not the file the transaction recorded", name)
-		}
-	}
 	h := sha256.New()
-	n, err := io.Copy(h, io.LimitReader(regfile.Reader(f), limit+1))
+	n, err := io.Copy(h, io.LimitReader(r, limit+1))
 	if err != nil {
 		return 0, "", err
 	}
 	return n, hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// equalRegular reports whether readRegular's file holds exactly want,
+// equalRegular reports whether openRegular's file holds exactly want,
 // compared as it streams.
 func equalRegular(root *os.Root, name string, id *fileID, want []byte) (bool, error) {
-	f, fi, err := regfile.Open(root.Lstat, root.OpenFile, name)
+	f, r, err := openRegular(root, name, id)
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
-	if id != nil {
-		if got, ok := idOf(fi); !ok || got != *id {
-			return false, fmt.Errorf("%s is not the file the transaction recorded", name)
-		}
-	}
-	r := regfile.Reader(f)
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := r.Read(buf)
@@ -261,15 +261,9 @@ func (t *tx) forward() error {
 // at the end of forward; see the package comment for what is left.)
 func (t *tx) verify(o op) error {
 	root := t.root
-	fi, err := root.Lstat(o.Target)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return &ChangedError{Target: o.Target, Kind: "missing"}
-	case err != nil:
+	fi, err := lstatTarget(root, o.Target)
+	if err != nil {
 		return err
-	}
-	if err := regfile.Check(fi); err != nil {
-		return changed(root, o.Target, err)
 	}
 	if id, ok := idOf(fi); !ok || o.BackupID == nil || id != *o.BackupID {
 		return changed(root, o.Target, nil) // replaced by another file

@@ -272,15 +272,8 @@ func (t *tx) stage(i int, c Change) error {
 	if err := t.step("link " + o.Target); err != nil {
 		return err
 	}
-	fi, err := root.Lstat(o.Target)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &ChangedError{Target: o.Target, Kind: "missing"}
-	}
-	if err != nil {
+	if _, err := lstatTarget(root, o.Target); err != nil {
 		return err
-	}
-	if err := regfile.Check(fi); err != nil {
-		return changed(root, o.Target, err)
 	}
 	if err := root.Link(o.Target, o.Backup); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -288,6 +281,7 @@ func (t *tx) stage(i int, c Change) error {
 		}
 		return err
 	}
+	var err error
 	if o.BackupID, err = lstatID(root, o.Backup); err != nil {
 		return err
 	}
@@ -305,6 +299,23 @@ func (t *tx) stage(i int, c Change) error {
 		return &ChangedError{Target: o.Target, Now: now}
 	}
 	return nil
+}
+
+// lstatTarget returns the information of a target that must still be the
+// regular file the caller read: a *ChangedError when it is missing or no
+// longer a regular file.
+func lstatTarget(root *os.Root, target string) (fs.FileInfo, error) {
+	fi, err := root.Lstat(target)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &ChangedError{Target: target, Kind: "missing"}
+	case err != nil:
+		return nil, err
+	}
+	if err := regfile.Check(fi); err != nil {
+		return nil, changed(root, target, err)
+	}
+	return fi, nil
 }
 
 // changed is the *ChangedError of a target found different, with its
@@ -382,17 +393,7 @@ func (t *tx) failure(err error, what, note string) error {
 }
 
 // journalKept reports whether this transaction's journal is still on disk.
-func (t *tx) journalKept() bool {
-	if t.onDisk == nil {
-		return false
-	}
-	fi, err := t.root.Lstat(journalName)
-	if err != nil {
-		return false
-	}
-	id, ok := idOf(fi)
-	return ok && id == *t.onDisk
-}
+func (t *tx) journalKept() bool { return sameID(t.root, journalName, t.onDisk) }
 
 func sortByDepth(ds []string) {
 	for i := 1; i < len(ds); i++ {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -120,18 +121,6 @@ func (c txnCase) new() map[string]string {
 	return map[string]string{"a.txt": "644 " + string(c.a1), "sub/": "dir", "sub/new/": "dir", "sub/new/b2.txt": "755 " + string(c.b1)}
 }
 
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
 func keys(m map[string]string) string {
 	var ks []string
 	for k := range m {
@@ -176,7 +165,7 @@ func countSteps(t testing.TB, c txnCase) []string {
 	defer func() { faultHook = nil }()
 	r := c.setup(t)
 	must(t, Commit(bg, r, c.changes()))
-	if got := snapshot(t, r.Dir()); !equalMaps(got, c.new()) {
+	if got := snapshot(t, r.Dir()); !maps.Equal(got, c.new()) {
 		t.Fatalf("after commit: %s", keys(got))
 	}
 	return steps
@@ -231,7 +220,7 @@ func TestCommitFaultInjection(t *testing.T) {
 				if errs.Code(err) != CodeCommit || errs.ExitCode(err) != 3 {
 					t.Fatalf("step %d (%s): error %v, want commit_failed with exit 3", k, steps[k], err)
 				}
-				if got := snapshot(t, r.Dir()); !equalMaps(got, c.old()) {
+				if got := snapshot(t, r.Dir()); !maps.Equal(got, c.old()) {
 					t.Fatalf("step %d (%s) failed but files are not all old: %s", k, steps[k], keys(got))
 				}
 			} else {
@@ -239,7 +228,7 @@ func TestCommitFaultInjection(t *testing.T) {
 				if _, err := Recover(bg, r); err != nil {
 					t.Fatal(err)
 				}
-				if got := snapshot(t, r.Dir()); !equalMaps(got, c.new()) {
+				if got := snapshot(t, r.Dir()); !maps.Equal(got, c.new()) {
 					t.Fatalf("step %d (%s): commit succeeded, files not all new: %s", k, steps[k], keys(got))
 				}
 			}
@@ -270,7 +259,7 @@ func TestCommitFaultInjection(t *testing.T) {
 			rec := recoverDir(t, r.Dir())
 			noLitter(t, r.Dir(), fmt.Sprintf("crash at step %d (%s), then %s", k, steps[k], rec))
 			got := snapshot(t, r.Dir())
-			if !equalMaps(got, c.old()) && !equalMaps(got, c.new()) {
+			if !maps.Equal(got, c.old()) && !maps.Equal(got, c.new()) {
 				t.Fatalf("crash at step %d (%s): after recovery neither all old nor all new: %s", k, steps[k], keys(got))
 			}
 			runs += 2
@@ -304,9 +293,9 @@ func TestCommitKilled(t *testing.T) {
 		noLitter(t, r.Dir(), fmt.Sprintf("killed at step %d (%s), then %s", k, steps[k], rec))
 		got := snapshot(t, r.Dir())
 		switch {
-		case equalMaps(got, c.old()):
+		case maps.Equal(got, c.old()):
 			sawOld++
-		case equalMaps(got, c.new()):
+		case maps.Equal(got, c.new()):
 			sawNew++
 		default:
 			t.Fatalf("killed at step %d (%s): after recovery neither all old nor all new: %s", k, steps[k], keys(got))
@@ -355,7 +344,7 @@ func TestCommitConcurrentWriter(t *testing.T) {
 	}
 	want := c.old()
 	want["c.txt"] = "600 " + theirs
-	if got := snapshot(t, r.Dir()); !equalMaps(got, want) {
+	if got := snapshot(t, r.Dir()); !maps.Equal(got, want) {
 		t.Fatalf("files changed: %s", keys(got))
 	}
 	// A file created where the transaction creates one.
@@ -477,14 +466,14 @@ func expectIgnored(t *testing.T, dir, why string) {
 	if errs.Code(rec.Err()) != CodeJournal || !strings.HasSuffix(rec.Err().Error(), "it was left alone") {
 		t.Fatalf("%s: Err() = %v", why, rec.Err())
 	}
-	if after := rawSnapshot(t, dir); !equalMaps(before, after) {
+	if after := rawSnapshot(t, dir); !maps.Equal(before, after) {
 		t.Fatalf("%s: the workspace changed: %s -> %s", why, keys(before), keys(after))
 	}
 	err = Commit(bg, r, []Change{{Target: "z.txt", Data: []byte("z"), Mode: 0o644}})
 	if errs.Code(err) != CodeJournal || !strings.Contains(err.Error(), "nothing was written") {
 		t.Fatalf("%s: Commit beside a foreign journal: %v", why, err)
 	}
-	if after := rawSnapshot(t, dir); !equalMaps(before, after) {
+	if after := rawSnapshot(t, dir); !maps.Equal(before, after) {
 		t.Fatalf("%s: the refused commit changed the workspace: %s", why, keys(after))
 	}
 }
@@ -513,7 +502,7 @@ func TestRecoverIgnoresCopiedJournal(t *testing.T) {
 		if rec.Action != RolledBack && rec.Action != Completed {
 			t.Fatalf("crash at %s: the original was not recovered: %+v", steps[k], rec)
 		}
-		if got := snapshot(t, orig.Dir()); !equalMaps(got, c.old()) && !equalMaps(got, c.new()) {
+		if got := snapshot(t, orig.Dir()); !maps.Equal(got, c.old()) && !maps.Equal(got, c.new()) {
 			t.Fatalf("crash at %s: after recovery neither all old nor all new: %s", steps[k], keys(got))
 		}
 	}
@@ -673,7 +662,7 @@ func TestCommitExternalWriterBeforeRename(t *testing.T) {
 		if tc.target == "sub/new/b2.txt" {
 			want["sub/"], want["sub/new/"] = "dir", "dir"
 		}
-		if got := snapshot(t, r.Dir()); !equalMaps(got, want) {
+		if got := snapshot(t, r.Dir()); !maps.Equal(got, want) {
 			t.Fatalf("%s: after the rollback: %s, want %s", tc.step, keys(got), keys(want))
 		}
 		if string(data) != "theirs" && !bytes.HasPrefix(data, []byte("zz")) {
@@ -704,7 +693,7 @@ func TestCommitExternalWriterBeforeRename(t *testing.T) {
 	}
 	want := c.old()
 	want["a.txt"] += "late"
-	if got := snapshot(t, r.Dir()); !equalMaps(got, want) {
+	if got := snapshot(t, r.Dir()); !maps.Equal(got, want) {
 		t.Fatalf("a write after the rename: files %s", keys(got))
 	}
 	noLitter(t, r.Dir(), "a write after the rename")
@@ -763,7 +752,7 @@ func TestCommitSpecialFileSwappedIn(t *testing.T) {
 			delete(got, "a.txt")
 			want := c.old()
 			delete(want, "a.txt")
-			if !equalMaps(got, want) {
+			if !maps.Equal(got, want) {
 				t.Fatalf("%s swapped in at %q: files changed: %s", k.name, at, keys(got))
 			}
 			noLitter(t, r.Dir(), k.name+" at "+at)
@@ -810,7 +799,7 @@ func TestCommitJournalNotOwn(t *testing.T) {
 				// The journal was already gone (or not yet written) at
 				// that step, or the lock was replaced after the work was
 				// done: the commit must then have landed.
-				if got := snapshot(t, dir); !equalMaps(got, c.new()) {
+				if got := snapshot(t, dir); !maps.Equal(got, c.new()) {
 					t.Fatalf("%s at %s: nil error, files %s", what, s, keys(got))
 				}
 				// The backups are dropped; a replaced journal is not
@@ -844,7 +833,7 @@ func TestCommitJournalNotOwn(t *testing.T) {
 				}
 				files[name] = v
 			}
-			allOld := equalMaps(files, c.old())
+			allOld := maps.Equal(files, c.old())
 			if strings.Contains(msg, "every file is as it was") != allOld {
 				t.Fatalf("%s at %s: %q, but all old is %v (%s)", what, s, msg, allOld, keys(got))
 			}
@@ -977,13 +966,13 @@ func TestLockBusy(t *testing.T) {
 	if errs.Code(err) != errs.Cancelled || time.Since(start) > 5*time.Second {
 		t.Fatalf("Commit with a cancelled context: %v after %v", err, time.Since(start))
 	}
-	if got := snapshot(t, r.Dir()); !equalMaps(got, c.old()) {
+	if got := snapshot(t, r.Dir()); !maps.Equal(got, c.old()) {
 		t.Fatalf("files changed while the lock was held elsewhere: %s", keys(got))
 	}
 	// Released while a commit waits: it proceeds.
 	go func() { time.Sleep(100 * time.Millisecond); f.Close() }()
 	must(t, Commit(bg, r, c.changes()))
-	if got := snapshot(t, r.Dir()); !equalMaps(got, c.new()) {
+	if got := snapshot(t, r.Dir()); !maps.Equal(got, c.new()) {
 		t.Fatalf("after the holder let go: %s", keys(got))
 	}
 }
@@ -1008,7 +997,7 @@ func TestRecoverRemovesStaleJournalTemp(t *testing.T) {
 		t.Fatalf("Recover: %+v %q", rec, rec)
 	}
 	noLitter(t, r.Dir(), "after the recovery")
-	if got := snapshot(t, r.Dir()); !equalMaps(got, c.old()) {
+	if got := snapshot(t, r.Dir()); !maps.Equal(got, c.old()) {
 		t.Fatalf("files: %s", keys(got))
 	}
 	must(t, os.WriteFile(filepath.Join(r.Dir(), journalTemp), []byte("{}"), 0o644))
@@ -1048,7 +1037,7 @@ func TestRecoverNeverUndoesAcknowledged(t *testing.T) {
 	}
 	want := c.new()
 	want["c.txt"] = "600 theirs"
-	if got := snapshot(t, r.Dir()); !equalMaps(got, want) {
+	if got := snapshot(t, r.Dir()); !maps.Equal(got, want) {
 		t.Fatalf("files: %s", keys(got))
 	}
 	noLitter(t, r.Dir(), "after the recovery")
