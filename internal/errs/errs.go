@@ -81,17 +81,19 @@ func Usagef(format string, args ...any) *Error { return Errorf(Usage, format, ar
 // IncompleteTokens is the error of a result cut short by token admission
 // at limit tokens; what fit has been delivered.
 func IncompleteTokens(limit int) *Error {
-	return Errorf(Incomplete, "%s-token limit reached", thousands(limit))
+	return Errorf(Incomplete, "%s-token limit reached", Thousands(limit))
 }
 
 // IncompleteBytes is the error of a result cut short by a byte ceiling of
 // limit bytes on the whole output; what fit has been delivered.
 func IncompleteBytes(limit int) *Error {
-	return Errorf(Incomplete, "%s-byte output limit reached", thousands(limit))
+	return Errorf(Incomplete, "%s-byte output limit reached", Thousands(limit))
 }
 
-func thousands(n int) string {
-	s := fmt.Sprint(n)
+// Thousands writes n with a comma between groups of three digits, as
+// rowkit's messages write sizes and counts.
+func Thousands(n int) string {
+	s := strconv.Itoa(n)
 	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
 		s = s[:i] + "," + s[i:]
 	}

@@ -122,7 +122,7 @@ func newResult(d Data, max int, cut bool) (*Result, error) {
 	r.Truncated, r.Truncation = true, &Truncation{Reason: "output_bytes"}
 	fixed := r.size() - len(strconv.Itoa(0))
 	if fixed+1 > max {
-		return nil, errs.Errorf(CodeOutputLimit, "not even an empty outline fits in %s bytes", thousands(max))
+		return nil, errs.Errorf(CodeOutputLimit, "not even an empty outline fits in %s bytes", errs.Thousands(max))
 	}
 	n, size := 0, fixed+1 // +1: the count has at least one digit
 	var buf []byte
@@ -145,15 +145,6 @@ func newResult(d Data, max int, cut bool) (*Result, error) {
 }
 
 func (r *Result) size() int { return len(r.AppendJSON(make([]byte, 0, 1024))) }
-
-// thousands writes n with thousands separators, as messages name bounds.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
 
 // AppendJSON appends the document, one line ending in LF, to dst.
 func (r *Result) AppendJSON(dst []byte) []byte {

@@ -178,7 +178,7 @@ func carriable(tool, input string) (string, error) {
 
 func tooLarge(tool string, n int) error {
 	return errs.New(errs.TooLarge, fmt.Sprintf("%s: not run: the script is %s bytes and one call carries at most %s bytes; split it into several calls",
-		tool, thousands(n), thousands(MaxInputBytes)))
+		tool, errs.Thousands(n), errs.Thousands(MaxInputBytes)))
 }
 
 // Decode returns the tool and the script a carrier's arguments run, and
@@ -454,15 +454,6 @@ func isHex(s string) bool {
 	return true
 }
 
-// thousands writes n with comma separators, as rowkit's messages do.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
 // MaxStdinBytes bounds what `rowkit carrier` reads: a carrier's cmd is at
 // most MaxCmdBytes, so its heredoc is less.
 const MaxStdinBytes = 128 << 10
@@ -477,7 +468,7 @@ func Bound(out []byte, max int, name string) []byte {
 	}
 	note := func(lines, n int) string {
 		return fmt.Sprintf("%s: output incomplete: %d more line(s) (%s bytes) left out at the carrier's %s-byte bound\n",
-			name, lines, thousands(n), thousands(max))
+			name, lines, errs.Thousands(n), errs.Thousands(max))
 	}
 	// The note is at most this long, whatever the counts.
 	room := max - len(note(len(out), len(out)))

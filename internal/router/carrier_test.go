@@ -410,7 +410,7 @@ func TestBound(t *testing.T) {
 			t.Fatalf("bound %d: kept %q", max, kept)
 		}
 		left := 100 - len(kept)/22
-		want := fmt.Sprintf("hpatch: output incomplete: %d more line(s) (%s bytes) left out at the carrier's %s-byte bound\n", left, thousands(len(lines)-len(kept)), thousands(max))
+		want := fmt.Sprintf("hpatch: output incomplete: %d more line(s) (%s bytes) left out at the carrier's %s-byte bound\n", left, errs.Thousands(len(lines)-len(kept)), errs.Thousands(max))
 		if note != want {
 			t.Fatalf("bound %d: note %q, want %q", max, note, want)
 		}

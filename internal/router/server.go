@@ -112,7 +112,7 @@ func checkTools() error {
 		return errs.New(CodeStartup, "a tool description is not the built-in one")
 	case !strings.Contains(h.Description, Guidance) || !strings.Contains(s.Description, Guidance):
 		return errs.New(CodeStartup, "a tool description does not carry rowkit's guidance")
-	case !strings.Contains(s.Description, thousands(OutputBytes)+" bytes"):
+	case !strings.Contains(s.Description, errs.Thousands(OutputBytes)+" bytes"):
 		return errs.New(CodeStartup, "the shell description does not name the carrier's output bound")
 	}
 	for _, c := range []string{"hread", "hgrep", "inspect_file", "hpatch"} {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/jsonstr"
 	"github.com/rowkit/rowkit/internal/patch"
 )
@@ -41,7 +42,7 @@ func shellDescription() string {
 		"print verified rows LINE:HASH TEXT: `hread PATH [START:END]` (a file, or a range of its lines), " +
 		"`hgrep PATTERN [PATH...]` (ripgrep; rows \"PATH\":LINE:HASH TEXT), `inspect_file PATH` (a " +
 		"file's outline as JSON whose spans are rows) and `hpatch` (an HPATCH/2 script on stdin, e.g. " +
-		"`hpatch <<'EOF' ... EOF`). Output over " + thousands(OutputBytes) + " bytes keeps its head " +
+		"`hpatch <<'EOF' ... EOF`). Output over " + errs.Thousands(OutputBytes) + " bytes keeps its head " +
 		"and tail and says what it left out. Processes the script starts are stopped when it ends " +
 		"(`setsid -f CMD >LOG 2>&1` detaches one on purpose). A run longer than 30 s returns a " +
 		"session ID to poll with write_stdin. The calls of one response run at the same time.\n\n" + Guidance

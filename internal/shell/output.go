@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"strconv"
 	"sync"
+
+	"github.com/rowkit/rowkit/internal/errs"
 )
 
 // MinOutput is the smallest bound Output takes: room for its note and a
@@ -198,18 +199,9 @@ func (o *Output) Close() error {
 
 // note is the line that stands for what was left out.
 func note(bytes, lines int64, tail int) string {
-	s := fmt.Sprintf("[rowkit shell: output limit reached: %s bytes (%s lines) left out here", thousands(bytes), thousands(lines))
+	s := fmt.Sprintf("[rowkit shell: output limit reached: %s bytes (%s lines) left out here", errs.Thousands(int(bytes)), errs.Thousands(int(lines)))
 	if tail > 0 {
-		s += fmt.Sprintf("; the last %s bytes follow", thousands(int64(tail)))
+		s += fmt.Sprintf("; the last %s bytes follow", errs.Thousands(tail))
 	}
 	return s + "]\n"
-}
-
-// thousands writes n with a comma between groups of three digits.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
