@@ -87,14 +87,6 @@ func (s *Server) editWithin(res *patch.Result, bound int) {
 	apply := func(bs patch.Bounds) {
 		*res = full
 		res.Bound(bs)
-		if f := full.Truncated; f != nil {
-			var t patch.Truncation
-			if res.Truncated != nil {
-				t = *res.Truncated
-			}
-			t.Edits, t.Failures, t.Gofmt, t.DiffBytes = t.Edits+f.Edits, t.Failures+f.Failures, t.Gofmt+f.Gofmt, t.DiffBytes+f.DiffBytes
-			res.Truncated = &t
-		}
 	}
 	bs := editBounds
 	apply(bs)

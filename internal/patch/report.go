@@ -253,22 +253,26 @@ type Truncation struct {
 	DiffBytes int `json:"diffBytes,omitempty" jsonschema:"bytes left out of the end of the diff"`
 }
 
-// Bound shortens res's lists to bs and records in res.Truncated what it
-// left out. The file actions are never shortened: they are what happened.
+// Bound shortens res's lists to bs and adds what it left out to
+// res.Truncated (which may already count what the engine left out). The
+// file actions are never shortened: they are what happened.
 func (res *Result) Bound(bs Bounds) {
 	var t Truncation
+	if res.Truncated != nil {
+		t = *res.Truncated // a copy: res may share it with an earlier Result
+	}
 	if n := len(res.Edits); bs.Edits > 0 && n > bs.Edits {
-		t.Edits, res.Edits = n-bs.Edits, res.Edits[:bs.Edits]
+		t.Edits, res.Edits = t.Edits+n-bs.Edits, res.Edits[:bs.Edits]
 	}
 	if n := len(res.Failures); bs.Failures > 0 && n > bs.Failures {
-		t.Failures, res.Failures = n-bs.Failures, res.Failures[:bs.Failures]
+		t.Failures, res.Failures = t.Failures+n-bs.Failures, res.Failures[:bs.Failures]
 	}
 	if n := len(res.Gofmt); bs.Gofmt > 0 && n > bs.Gofmt {
-		t.Gofmt, res.Gofmt = n-bs.Gofmt, res.Gofmt[:bs.Gofmt]
+		t.Gofmt, res.Gofmt = t.Gofmt+n-bs.Gofmt, res.Gofmt[:bs.Gofmt]
 	}
 	if n := len(res.Diff); bs.DiffBytes > 0 && n > bs.DiffBytes {
 		cut := strings.LastIndexByte(res.Diff[:bs.DiffBytes], '\n') + 1
-		t.DiffBytes, res.Diff = n-cut, res.Diff[:cut]
+		t.DiffBytes, res.Diff = t.DiffBytes+n-cut, res.Diff[:cut]
 	}
 	if t != (Truncation{}) {
 		res.Truncated = &t

@@ -26,7 +26,7 @@ type Result struct {
 	// Recovery is set when a transaction a crash left pending was settled
 	// before the script ran.
 	Recovery *txn.Recovery `json:"recovery,omitempty" jsonschema:"set when a transaction an interrupted run left pending in the workspace was settled before this script ran"`
-	// Truncated is set only by Bound, for callers bounded in size.
+	// Truncated counts what a size bound left out (Within, Bound; each adds to it).
 	Truncated *Truncation `json:"truncated,omitempty" jsonschema:"what a size bound left out of the lists above; absent when nothing was"`
 }
 
