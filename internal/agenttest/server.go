@@ -28,6 +28,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"time"
 )
 
 // API names the wire protocol of a request.
@@ -56,6 +57,16 @@ type Server struct {
 	// Final answers model requests after the script's last step; the
 	// default is a message "done.", which ends a client's turn.
 	Final Step
+	// KeepAlive, when not zero, keeps a model request's stream alive
+	// while its step decides (a person, a model or a file it waits for):
+	// once a step has taken this long, the response's headers go out and
+	// then, every KeepAlive, an event the client reads and ignores (see
+	// keepAlive), so that no idle timeout of the client fires.
+	KeepAlive time.Duration
+	// Record, when set, receives every request as one JSON line once it
+	// is answered (see Recorded), secrets left out: a session log that
+	// LoadSession reads back.
+	Record io.Writer
 
 	hs    *httptest.Server
 	mu    sync.Mutex
@@ -126,6 +137,13 @@ type Request struct {
 	// Turn is the index of the step that answered it (len(script) and up
 	// for Final), or -1 for a side request or another path.
 	Turn int
+	// Seq is the request's place in arrival order, from 0.
+	Seq int
+	// Side says the request was answered as a side request.
+	Side bool
+	// Reply is the turn that answered a model or side request, nil for
+	// another path.
+	Reply *Turn
 }
 
 // Tools are the names of the tools the request offers the model, in order.
@@ -333,9 +351,16 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 	case r.API == "":
 		http.NotFound(w, hr)
 	case side:
-		s.answer(w, r, Turn{Items: []Item{Message{Text: s.sideText()}}})
+		t := Turn{Items: []Item{Message{Text: s.sideText()}}}
+		s.answered(r, t)
+		s.answer(w, r, t, false)
 	default:
-		s.answer(w, r, step(r))
+		t, started := s.decide(w, r, step)
+		s.answered(r, t)
+		s.answer(w, r, t, started)
+	}
+	if r.API == "" {
+		s.answered(r, Turn{})
 	}
 }
 
@@ -343,6 +368,7 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 func (s *Server) take(r *Request) (Step, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	r.Seq = len(s.log)
 	s.log = append(s.log, r)
 	if r.API == "" {
 		return nil, false
@@ -351,10 +377,10 @@ func (s *Server) take(r *Request) (Step, bool) {
 	if s.Side != nil {
 		side = s.Side(r)
 	} else {
-		ts, _ := r.JSON["tools"].([]any)
-		side = r.API == Messages && len(ts) == 0
+		side = IsSide(r)
 	}
 	if side {
+		r.Side = true
 		return nil, true
 	}
 	r.Turn = s.turns
@@ -375,7 +401,21 @@ func (s *Server) sideText() string {
 	return "ok"
 }
 
-func (s *Server) answer(w http.ResponseWriter, r *Request, t Turn) {
+// answer writes t; started says keepAlive already sent the stream's
+// headers, so that an HTTP error can only go out as an error event.
+func (s *Server) answer(w http.ResponseWriter, r *Request, t Turn, started bool) {
+	if started {
+		var buf bytes.Buffer
+		if t.Status != 0 {
+			writeStreamError(&buf, r.API, t)
+		} else if r.API == Responses {
+			writeResponse(&buf, r.Turn, r.model(), t)
+		} else {
+			writeMessage(&buf, r.Turn, r.model(), t)
+		}
+		w.Write(buf.Bytes())
+		return
+	}
 	if t.Status != 0 {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(t.Status)

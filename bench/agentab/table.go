@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// table is the Markdown of the figures: one row per task and
+// configuration, then per task and client the ratios rowkit/plain, then
+// the totals.
+func table(figs []*Figures) string {
+	by := map[string]map[Config]*Figures{}
+	var tasks []string
+	for _, f := range figs {
+		if by[f.Task] == nil {
+			by[f.Task] = map[Config]*Figures{}
+			tasks = append(tasks, f.Task)
+		}
+		by[f.Task][Config(f.Config)] = f
+	}
+	sort.Strings(tasks)
+	var b strings.Builder
+	b.WriteString("| task | configuration | turns | tool-output tokens read | tokens written | failed calls | tool definitions per request |\n")
+	b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: |\n")
+	total := map[Config]*Figures{}
+	for _, t := range tasks {
+		for _, c := range Configs {
+			f := by[t][c]
+			if f == nil {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %d | %s |\n", t, c, f.Turns, thousands(f.Read), thousands(f.Written), f.Failed, thousands(f.Tools))
+			if total[c] == nil {
+				total[c] = &Figures{}
+			}
+			total[c].Turns += f.Turns
+			total[c].Read += f.Read
+			total[c].Written += f.Written
+			total[c].Failed += f.Failed
+		}
+	}
+	for _, c := range Configs {
+		if f := total[c]; f != nil {
+			fmt.Fprintf(&b, "| all | %s | %d | %s | %s | %d | |\n", c, f.Turns, thousands(f.Read), thousands(f.Written), f.Failed)
+		}
+	}
+	b.WriteString("\nrowkit / plain, per client (turns as rowkit/plain counts):\n\n")
+	b.WriteString("| task | client | turns | tool-output tokens read | tokens written | read + written |\n")
+	b.WriteString("| --- | --- | --- | ---: | ---: | ---: |\n")
+	pairs := []struct {
+		name        string
+		rowkit, own Config
+	}{{"Codex: router / alone", CodexRouter, CodexPlain}, {"Claude Code: mcp / alone", ClaudeMCP, ClaudePlain}}
+	for _, t := range append(tasks, "all") {
+		for _, p := range pairs {
+			var r, o *Figures
+			if t == "all" {
+				r, o = total[p.rowkit], total[p.own]
+			} else {
+				r, o = by[t][p.rowkit], by[t][p.own]
+			}
+			if r == nil || o == nil {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d/%d | %s | %s | %s |\n", t, p.name, r.Turns, o.Turns,
+				ratio(r.Read, o.Read), ratio(r.Written, o.Written), ratio(r.Read+r.Written, o.Read+o.Written))
+		}
+	}
+	return b.String()
+}
+
+func ratio(a, b int) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", float64(a)/float64(b))
+}
+
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
