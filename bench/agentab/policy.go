@@ -52,9 +52,9 @@ type policy struct {
 	pending  string
 	poll     time.Duration
 
-	mu     sync.Mutex
-	plan   Plan
-	next   int      // the next plan turn
+	mu   sync.Mutex
+	plan Plan
+	next int // the next plan turn
 	// queue holds the current plan turn's responses still to give: one
 	// response a plan turn in every configuration, since each client
 	// runs the calls of one response so that an edit is in place before
@@ -63,7 +63,7 @@ type policy struct {
 	// tool) before the exec_command after it; rowkit's shell runs the
 	// edit and the tests in one call.
 	queue  [][]Step
-	say    string   // its text, said with its first response
+	say    string // its text, said with its first response
 	calls  map[string]Step
 	loaded bool
 	done   bool
