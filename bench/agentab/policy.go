@@ -245,17 +245,14 @@ func (p *policy) render(r *agenttest.Request, steps []Step) ([]agenttest.Item, e
 			return nil, fmt.Errorf("edit %s: %w", f, err)
 		}
 	}
+	// In the router, edits followed by commands become one shell call, in
+	// the place of the first edit: the scripts, then the commands.
+	combined := ""
 	if p.cfg == CodexRouter && len(files) > 0 {
-		// One shell call: the scripts, then the commands after them.
 		var runs []string
-		rest := steps[:0:0]
 		for _, s := range steps {
-			switch s.Kind() {
-			case "edit":
-			case "run":
+			if s.Kind() == "run" {
 				runs = append(runs, s.Run)
-			default:
-				rest = append(rest, s)
 			}
 		}
 		if len(runs) > 0 {
@@ -264,17 +261,22 @@ func (p *policy) render(r *agenttest.Request, steps []Step) ([]agenttest.Item, e
 				fmt.Fprintf(&b, "hpatch <<'HPATCH'\n%sHPATCH\n", scripts[f])
 			}
 			b.WriteString(strings.Join(runs, "\n"))
-			cid := id("edit")
-			p.calls[cid] = edits[files[0]][0]
-			items = append(items, agenttest.CustomCall{ID: cid, Name: "shell", Input: b.String()})
-			files = nil
+			combined = b.String()
 		}
-		steps = rest
 	}
 	done := map[string]bool{}
 	for _, s := range steps {
+		if combined != "" && (s.Kind() == "edit" || s.Kind() == "run") {
+			if s.Kind() == "edit" && !done[""] {
+				done[""] = true
+				cid := id("edit")
+				p.calls[cid] = s
+				items = append(items, agenttest.CustomCall{ID: cid, Name: "shell", Input: combined})
+			}
+			continue
+		}
 		if s.Kind() == "edit" {
-			if done[s.Edit] || scripts[s.Edit] == "" {
+			if done[s.Edit] {
 				continue
 			}
 			done[s.Edit] = true
@@ -345,7 +347,7 @@ func (p *policy) call(id string, s Step, script string) agenttest.Item {
 				args["context"] = s.Context
 			}
 			if s.Glob != "" {
-				args["glob"] = s.Glob
+				args["glob"] = []string{s.Glob}
 			}
 			return agenttest.Call{ID: id, Name: "mcp__rowkit__search", Args: args}
 		case "outline":

@@ -117,6 +117,17 @@ func (s *session) run(ctx context.Context) (*Figures, error) {
 		return nil, err
 	}
 	f.Task, f.Config = s.task.Name, string(s.cfg)
+	if f.Failed > 0 {
+		// Every call succeeded when the plan was played: one that fails
+		// now is a step that no longer applies.
+		var ids []string
+		for _, c := range f.Calls {
+			if c.Failed {
+				ids = append(ids, c.ID)
+			}
+		}
+		return nil, fmt.Errorf("%s in %s: %d calls failed (%s): the plan no longer applies; see agentab show %s/session.jsonl.gz", s.task.Name, s.cfg, f.Failed, strings.Join(ids, ", "), s.out)
+	}
 	f.Seconds = res.Duration.Seconds()
 	b, _ := json.MarshalIndent(f, "", "  ")
 	return f, os.WriteFile(filepath.Join(s.out, "figures.json"), append(b, '\n'), 0o644)

@@ -27,6 +27,9 @@ type Task struct {
 	Tests  []string `json:"tests"`
 	Test   string   `json:"test"`
 	Prompt string   `json:"prompt"`
+	// GitDir, when set, is the repository's git directory in place of
+	// the variable's (a test's own repository).
+	GitDir string `json:"-"`
 }
 
 // repoVars name the variable that holds each repository's git directory
@@ -69,6 +72,9 @@ func taskNames(benchDir string) ([]string, error) {
 }
 
 func (t *Task) gitDir() (string, error) {
+	if t.GitDir != "" {
+		return t.GitDir, nil
+	}
 	v := repoVars[t.Repo]
 	dir := os.Getenv(v[0])
 	if dir == "" {

@@ -74,7 +74,11 @@ func (s *Server) decide(w http.ResponseWriter, r *Request, step Step) (t Turn, s
 				started = true
 			}
 			var buf bytes.Buffer
-			keepAlive(&buf, r)
+			if s.commentKeepAlive {
+				buf.WriteString(": keep-alive\n\n")
+			} else {
+				keepAlive(&buf, r)
+			}
 			w.Write(buf.Bytes())
 			if fl != nil {
 				fl.Flush()
@@ -122,7 +126,10 @@ func (s *Server) answered(r *Request, t Turn) {
 	if s.Record == nil {
 		return
 	}
-	b, err := json.Marshal(recordOf(r))
+	if s.recorded == nil {
+		s.recorded = map[string]recordedValue{}
+	}
+	b, err := json.Marshal(recordOf(r, s.recorded))
 	if err != nil {
 		panic(fmt.Sprintf("agenttest: recording request %d: %v", r.Seq, err))
 	}
@@ -141,27 +148,67 @@ type Recorded struct {
 	Side   bool            `json:"side,omitempty"`
 	Header http.Header     `json:"header"`
 	Body   json.RawMessage `json:"body,omitempty"`
+	// Same are the body's members left out of Body because they equal
+	// the same member of an earlier request's body, by name: the seq of
+	// the request whose log line has it. Clients send their instructions
+	// and tool definitions whole on every request; the log keeps them
+	// once.
+	Same map[string]int `json:"same,omitempty"`
 	// Text is a body that is not JSON.
 	Text  string          `json:"text,omitempty"`
 	Reply json.RawMessage `json:"reply,omitempty"`
 }
 
+// recordedValue is a body member as a log line last wrote it whole.
+type recordedValue struct {
+	seq int
+	raw []byte
+}
+
+// sameMin is the size from which a body member repeated from an earlier
+// request is written as a reference.
+const sameMin = 1024
+
 // secretHeader matches the headers a log leaves out.
 var secretHeader = regexp.MustCompile(`(?i)auth|key|token|secret|cookie|session`)
 
-func recordOf(r *Request) Recorded {
+// recordOf is r's log line; seen are the body members written whole so
+// far, by name, which it updates.
+func recordOf(r *Request, seen map[string]recordedValue) Recorded {
 	rec := Recorded{Seq: r.Seq, API: r.API, Method: r.Method, Path: r.Path, Turn: r.Turn, Side: r.Side, Header: http.Header{}}
 	for k, vs := range r.Header {
 		if !secretHeader.MatchString(k) {
 			rec.Header[k] = vs
 		}
 	}
-	if json.Valid(r.Body) && len(r.Body) > 0 {
-		var buf bytes.Buffer
-		if json.Compact(&buf, r.Body) == nil {
-			rec.Body = buf.Bytes()
+	var members map[string]json.RawMessage
+	switch {
+	case len(r.Body) == 0:
+	case json.Unmarshal(r.Body, &members) == nil:
+		for k, v := range members {
+			var buf bytes.Buffer
+			json.Compact(&buf, v)
+			v = buf.Bytes()
+			members[k] = v
+			if len(v) < sameMin {
+				continue
+			}
+			if last, ok := seen[k]; ok && bytes.Equal(last.raw, v) {
+				if rec.Same == nil {
+					rec.Same = map[string]int{}
+				}
+				rec.Same[k] = last.seq
+				delete(members, k)
+				continue
+			}
+			seen[k] = recordedValue{r.Seq, v}
 		}
-	} else {
+		rec.Body, _ = json.Marshal(members)
+	case json.Valid(r.Body):
+		var buf bytes.Buffer
+		json.Compact(&buf, r.Body)
+		rec.Body = buf.Bytes()
+	default:
 		rec.Text = string(r.Body)
 	}
 	if r.Reply != nil {
@@ -184,6 +231,7 @@ func LoadSession(rd io.Reader) ([]*Request, error) {
 	}
 	dec := json.NewDecoder(br)
 	var out []*Request
+	bodies := map[int]map[string]json.RawMessage{}
 	for {
 		var rec Recorded
 		err := dec.Decode(&rec)
@@ -196,6 +244,20 @@ func LoadSession(rd io.Reader) ([]*Request, error) {
 		r := &Request{API: rec.API, Method: rec.Method, Path: rec.Path, Header: rec.Header, Turn: rec.Turn, Seq: rec.Seq, Side: rec.Side, Body: rec.Body}
 		if rec.Body == nil {
 			r.Body = []byte(rec.Text)
+		}
+		var members map[string]json.RawMessage
+		if json.Unmarshal(rec.Body, &members) == nil {
+			for k, seq := range rec.Same {
+				v, ok := bodies[seq][k]
+				if !ok {
+					return nil, fmt.Errorf("session log, request %d: %q refers to request %d, which has none before it", rec.Seq, k, seq)
+				}
+				members[k] = v
+			}
+			bodies[rec.Seq] = members
+			if len(rec.Same) > 0 {
+				r.Body, _ = json.Marshal(members)
+			}
 		}
 		if json.Unmarshal(r.Body, &r.JSON) != nil {
 			r.JSON = nil

@@ -68,11 +68,17 @@ type Server struct {
 	// LoadSession reads back.
 	Record io.Writer
 
+	// commentKeepAlive keeps streams alive with SSE comments instead: what
+	// TestKeepAliveCodex shows does not keep Codex's stream alive.
+	commentKeepAlive bool
+
 	hs    *httptest.Server
 	mu    sync.Mutex
 	steps []Step
 	turns int
 	log   []*Request
+	// recorded are the body members Record has written whole, by name.
+	recorded map[string]recordedValue
 }
 
 // NewServer starts a scripted model that answers its first model requests
