@@ -229,6 +229,9 @@ func TestFigures(t *testing.T) {
 	if want := c("Looking.") + c(`{"command":"rg x"}`) + c(`{"command":"go test"}`) + c(`{"command":"cat nothere"}`) + c("done"); f.Written != want {
 		t.Errorf("written %d, want %d", f.Written, want)
 	}
+	if want := c(string(reqs[0].Body)) + c(string(reqs[2].Body)) + c(string(reqs[3].Body)); f.Sent != want {
+		t.Errorf("sent %d, want %d (the model requests' bodies, side requests left out)", f.Sent, want)
+	}
 	if f.Tools != c(`[{"name":"Bash"}]`) {
 		t.Errorf("tools %d", f.Tools)
 	}
@@ -261,11 +264,11 @@ func TestFailed(t *testing.T) {
 
 func TestTable(t *testing.T) {
 	figs := []*Figures{
-		{Task: "t", Config: "codex-router", Turns: 4, Read: 1200, Written: 100},
-		{Task: "t", Config: "codex-plain", Turns: 5, Read: 800, Written: 200},
+		{Task: "t", Config: "codex-router", Turns: 4, Read: 1200, Written: 100, Sent: 30000},
+		{Task: "t", Config: "codex-plain", Turns: 5, Read: 800, Written: 200, Sent: 40000},
 	}
 	got := table(figs)
-	for _, want := range []string{"| t | codex-router | 4 | 1,200 | 100 | 0 |", "| t | Codex: router / alone | 4/5 | 1.50x | 0.50x | 1.30x |", "| all | Codex: router / alone | 4/5 | 1.50x |"} {
+	for _, want := range []string{"| t | codex-router | 4 | 1,200 | 100 | 0 | 0 | 30,000 |", "| t | Codex: router / alone | 4/5 | 1.50x | 0.50x | 1.30x | 0.75x |", "| all | Codex: router / alone | 4/5 | 1.50x |"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the table has no %q:\n%s", want, got)
 		}

@@ -38,7 +38,12 @@ type Figures struct {
 	// Tools is the tokens of the tool definitions the last model request
 	// carried (the JSON of its "tools"), which the model reads on every
 	// request.
-	Tools int    `json:"tools_per_request"`
+	Tools int `json:"tools_per_request"`
+	// Sent is the tokens of every model request's whole body (the JSON
+	// the client sent: instructions, tools and the conversation so far),
+	// added up: what the model is sent over the session, before any
+	// prompt cache.
+	Sent  int    `json:"sent"`
 	Calls []Call `json:"calls"`
 }
 
@@ -68,6 +73,7 @@ func figuresOf(reqs []*agenttest.Request) (*Figures, error) {
 	calls := map[string]*Call{}
 	var order []string
 	for _, r := range model {
+		f.Sent += tokens.Count(string(r.Body))
 		for _, o := range r.Outputs() {
 			c, ok := calls[o.CallID]
 			if !ok || c.Read >= 0 {
@@ -201,4 +207,57 @@ func show(reqs []*agenttest.Request) string {
 		}
 	}
 	return b.String()
+}
+
+// costs is what a session's first and last model requests carry besides
+// the conversation, in o200k tokens: each tool definition (the JSON the
+// client sent), all of them, and the instructions (Claude Code's system,
+// Codex's instructions or its first developer message).
+func costs(reqs []*agenttest.Request) string {
+	var model []*agenttest.Request
+	for _, r := range reqs {
+		if r.API != "" && r.Turn >= 0 && !r.Side {
+			model = append(model, r)
+		}
+	}
+	if len(model) == 0 {
+		return "no model request\n"
+	}
+	var b strings.Builder
+	for _, r := range []*agenttest.Request{model[0], model[len(model)-1]} {
+		ts, _ := r.JSON["tools"].([]any)
+		all, _ := json.Marshal(ts)
+		fmt.Fprintf(&b, "request %d (turn %d): %d tools, %d tokens; instructions %d tokens; whole body %d tokens\n",
+			r.Seq, r.Turn, len(ts), tokens.Count(string(all)), tokens.Count(instructions(r)), tokens.Count(string(r.Body)))
+		for _, t := range ts {
+			m, _ := t.(map[string]any)
+			j, _ := json.Marshal(t)
+			name, _ := m["name"].(string)
+			if name == "" {
+				name, _ = m["type"].(string)
+			}
+			fmt.Fprintf(&b, "    %-32s %6d\n", name, tokens.Count(string(j)))
+		}
+	}
+	return b.String()
+}
+
+// instructions are the request's instructions as text.
+func instructions(r *agenttest.Request) string {
+	if r.API == agenttest.Messages {
+		b, _ := json.Marshal(r.JSON["system"])
+		return string(b)
+	}
+	if s, ok := r.JSON["instructions"].(string); ok && s != "" {
+		return s
+	}
+	items, _ := r.JSON["input"].([]any)
+	for _, it := range items {
+		m, _ := it.(map[string]any)
+		if m["role"] == "developer" {
+			b, _ := json.Marshal(m["content"])
+			return string(b)
+		}
+	}
+	return ""
 }

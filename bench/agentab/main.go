@@ -12,6 +12,9 @@
 //	agentab play -task T -config C [-rowkit BIN]
 //	                                 play the model: the plan's turns, then wait for more (see README)
 //	agentab figures LOG...           the figures of recorded sessions (session.jsonl.gz)
+//	agentab execbound                what Codex hands its model whole of a carrier's output, per model and max_output_tokens
+//	agentab mcpcosts                 the per-request tokens of rowkit mcp's tool schemas as each client sends them (bench/out/rowkit)
+//	agentab costs LOG...             the tokens of each tool definition and of the instructions, first and last request
 //	agentab show LOG...              a recorded session as the model saw it: each request's new outputs, each reply
 //	agentab table [-sessions DIR]    the Markdown table of every recorded session's figures
 package main
@@ -108,6 +111,22 @@ func main() {
 			check(err)
 			f.Task, f.Config = filepath.Base(filepath.Dir(filepath.Dir(p))), filepath.Base(filepath.Dir(p))
 			printFigures(f)
+		}
+	case "execbound":
+		out, err := execBound(ctx)
+		check(err)
+		fmt.Print(out)
+	case "mcpcosts":
+		bin, err := filepath.Abs("bench/out/rowkit")
+		check(err)
+		out, err := mcpCosts(ctx, bin)
+		check(err)
+		fmt.Print(out)
+	case "costs":
+		for _, p := range os.Args[2:] {
+			reqs, err := loadSession(p)
+			check(err)
+			fmt.Printf("%s\n%s", p, costs(reqs))
 		}
 	case "show":
 		for _, p := range os.Args[2:] {

@@ -30,8 +30,23 @@ const (
 // Configs are the four, in the table's order.
 var Configs = []Config{CodexRouter, CodexPlain, ClaudeMCP, ClaudePlain}
 
-func (c Config) codex() bool  { return strings.HasPrefix(string(c), "codex") }
-func (c Config) rowkit() bool { return c == CodexRouter || c == ClaudeMCP }
+// Variants of Claude Code + rowkit mcp that load rowkit's tools without
+// the ToolSearch turn (issue 26's research, not in the table): the
+// server's entry with "alwaysLoad": true, or tool search turned off or
+// left to its automatic threshold with ENABLE_TOOL_SEARCH.
+const (
+	ClaudeMCPAlwaysLoad   Config = "claude-mcp-alwaysload"
+	ClaudeMCPNoToolSearch Config = "claude-mcp-notoolsearch"
+	ClaudeMCPAutoSearch   Config = "claude-mcp-autosearch"
+)
+
+// base is the configuration whose calls c makes.
+func (c Config) base() Config {
+	if strings.HasPrefix(string(c), string(ClaudeMCP)) {
+		return ClaudeMCP
+	}
+	return c
+}
 
 // mcpTools are the rowkit tools a Claude Code session loads with
 // ToolSearch before its first call of one.
@@ -71,7 +86,7 @@ type policy struct {
 }
 
 func newPolicy(cfg Config, tree, planPath, pending string) (*policy, error) {
-	p := &policy{cfg: cfg, tree: tree, planPath: planPath, pending: pending, poll: time.Second, calls: map[string]Step{}}
+	p := &policy{cfg: cfg.base(), tree: tree, planPath: planPath, pending: pending, poll: time.Second, calls: map[string]Step{}}
 	var err error
 	p.plan, err = LoadPlan(planPath)
 	return p, err

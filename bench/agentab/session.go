@@ -85,10 +85,16 @@ func (s *session) run(ctx context.Context) (*Figures, error) {
 			base = rt.url
 		}
 		res, err = c.Run(ctx, base, tree, s.task.Prompt)
-	case ClaudePlain, ClaudeMCP:
+	case ClaudePlain, ClaudeMCP, ClaudeMCPAlwaysLoad, ClaudeMCPNoToolSearch, ClaudeMCPAutoSearch:
 		c := &agenttest.Claude{Env: env}
-		if s.cfg == ClaudeMCP {
-			c.MCP = map[string]agenttest.MCPServer{"rowkit": {Command: s.rowkit, Args: []string{"mcp", "--root", tree}}}
+		if s.cfg.base() == ClaudeMCP {
+			c.MCP = map[string]agenttest.MCPServer{"rowkit": {Command: s.rowkit, Args: []string{"mcp", "--root", tree}, AlwaysLoad: s.cfg == ClaudeMCPAlwaysLoad}}
+		}
+		switch s.cfg {
+		case ClaudeMCPNoToolSearch:
+			c.Env = append(c.Env, "ENABLE_TOOL_SEARCH=false")
+		case ClaudeMCPAutoSearch:
+			c.Env = append(c.Env, "ENABLE_TOOL_SEARCH=auto")
 		}
 		res, err = c.Run(ctx, srv.URL, tree, s.task.Prompt)
 	default:

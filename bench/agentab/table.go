@@ -21,8 +21,8 @@ func table(figs []*Figures) string {
 	}
 	sort.Strings(tasks)
 	var b strings.Builder
-	b.WriteString("| task | configuration | turns | tool-output tokens read | tokens written | failed calls | tool definitions per request |\n")
-	b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: |\n")
+	b.WriteString("| task | configuration | turns | tool-output tokens read | tokens written | failed calls | tool definitions per request | all requests sent |\n")
+	b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	total := map[Config]*Figures{}
 	for _, t := range tasks {
 		for _, c := range Configs {
@@ -30,7 +30,7 @@ func table(figs []*Figures) string {
 			if f == nil {
 				continue
 			}
-			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %d | %s |\n", t, c, f.Turns, thousands(f.Read), thousands(f.Written), f.Failed, thousands(f.Tools))
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %d | %s | %s |\n", t, c, f.Turns, thousands(f.Read), thousands(f.Written), f.Failed, thousands(f.Tools), thousands(f.Sent))
 			if total[c] == nil {
 				total[c] = &Figures{}
 			}
@@ -38,16 +38,17 @@ func table(figs []*Figures) string {
 			total[c].Read += f.Read
 			total[c].Written += f.Written
 			total[c].Failed += f.Failed
+			total[c].Sent += f.Sent
 		}
 	}
 	for _, c := range Configs {
 		if f := total[c]; f != nil {
-			fmt.Fprintf(&b, "| all | %s | %d | %s | %s | %d | |\n", c, f.Turns, thousands(f.Read), thousands(f.Written), f.Failed)
+			fmt.Fprintf(&b, "| all | %s | %d | %s | %s | %d | | %s |\n", c, f.Turns, thousands(f.Read), thousands(f.Written), f.Failed, thousands(f.Sent))
 		}
 	}
 	b.WriteString("\nrowkit / plain, per client (turns as rowkit/plain counts):\n\n")
-	b.WriteString("| task | client | turns | tool-output tokens read | tokens written | read + written |\n")
-	b.WriteString("| --- | --- | --- | ---: | ---: | ---: |\n")
+	b.WriteString("| task | client | turns | tool-output tokens read | tokens written | read + written | all requests sent |\n")
+	b.WriteString("| --- | --- | --- | ---: | ---: | ---: | ---: |\n")
 	pairs := []struct {
 		name        string
 		rowkit, own Config
@@ -63,8 +64,8 @@ func table(figs []*Figures) string {
 			if r == nil || o == nil {
 				continue
 			}
-			fmt.Fprintf(&b, "| %s | %s | %d/%d | %s | %s | %s |\n", t, p.name, r.Turns, o.Turns,
-				ratio(r.Read, o.Read), ratio(r.Written, o.Written), ratio(r.Read+r.Written, o.Read+o.Written))
+			fmt.Fprintf(&b, "| %s | %s | %d/%d | %s | %s | %s | %s |\n", t, p.name, r.Turns, o.Turns,
+				ratio(r.Read, o.Read), ratio(r.Written, o.Written), ratio(r.Read+r.Written, o.Read+o.Written), ratio(r.Sent, o.Sent))
 		}
 	}
 	return b.String()
