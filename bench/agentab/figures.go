@@ -79,7 +79,7 @@ func figuresOf(reqs []*agenttest.Request) (*Figures, error) {
 			if !ok || c.Read >= 0 {
 				continue // not the policy's call, or counted already
 			}
-			c.Read = tokens.Count(delivered(o))
+			c.Read = tokens.Count(o.Delivered())
 			c.Failed = failed(c.Kind, o)
 			f.Read += c.Read
 		}
@@ -139,21 +139,6 @@ func kindOf(id string) string {
 	return k
 }
 
-// delivered is an output's text as the model reads it, without the
-// reminders Claude Code appends to the last result of a turn.
-func delivered(o agenttest.Output) string {
-	t := o.Text
-	const reminder = "\n\n<system-reminder>\n"
-	for strings.HasSuffix(t, "</system-reminder>") {
-		i := strings.LastIndex(t, reminder)
-		if i < 0 {
-			break
-		}
-		t = t[:i]
-	}
-	return t
-}
-
 var exitLine = regexp.MustCompile(`(?m)^Process exited with code (\d+)$`)
 
 // failed says whether a call failed as a call: an error result (Claude
@@ -200,7 +185,7 @@ func show(reqs []*agenttest.Request) string {
 				continue
 			}
 			seen[o.CallID] = true
-			fmt.Fprintf(&b, "=== output %s (%s, %d tokens)\n%s\n", o.CallID, o.Kind, tokens.Count(delivered(o)), o.Text)
+			fmt.Fprintf(&b, "=== output %s (%s, %d tokens)\n%s\n", o.CallID, o.Kind, tokens.Count(o.Delivered()), o.Text)
 		}
 		if r.Reply != nil {
 			fmt.Fprintf(&b, "=== reply\n%s\n", agenttest.EncodeTurn(*r.Reply))

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rowkit/rowkit/internal/agenttest"
@@ -64,7 +63,7 @@ func (s *session) run(ctx context.Context) (*Figures, error) {
 	defer srv.Close()
 	srv.Final = pol.Step
 	srv.KeepAlive = 5 * time.Second
-	srv.Record = &lockedWriter{w: zw}
+	srv.Record = zw // written under the server's lock
 
 	env := clientEnv()
 	var res *agenttest.Run
@@ -156,17 +155,6 @@ func tail(b []byte) string {
 		return "..." + string(b[len(b)-n:])
 	}
 	return string(b)
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // router is a running rowkit router.

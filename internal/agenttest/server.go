@@ -17,6 +17,13 @@
 // model (rowkit router) can be tested by pointing the client at the proxy
 // and the proxy at a Server, and a Turn can carry reasoning items, custom
 // tool calls, raw events or an HTTP error.
+//
+// A Server can also be played, by a person or a model deciding each turn
+// (bench/agentab plays real bug fixes this way): KeepAlive keeps a
+// stream alive while a step waits (ReplyFiles waits for a reply file),
+// side requests (titles, quota checks, compaction) are answered without
+// a step (IsSide), and Record logs every request with its reply, which
+// LoadSession reads back to measure the session.
 package agenttest
 
 import (
@@ -233,7 +240,7 @@ type Output struct {
 // Code's Bash drops the output's final newlines; Body does not restore
 // them.
 func (o Output) Body() string {
-	t := o.Text
+	t := o.Delivered()
 	if strings.HasPrefix(t, "Wall time: ") || strings.HasPrefix(t, "Chunk ID: ") {
 		if _, rest, ok := strings.Cut(t, "\nOutput:\n"); ok {
 			t = rest
@@ -241,6 +248,15 @@ func (o Output) Body() string {
 			t = ""
 		}
 	}
+	return t
+}
+
+// Delivered is Text without the <system-reminder> blocks Claude Code
+// appends to the last tool result of a turn: the tool's output as the
+// client delivered it, its own wrapper (Codex's header, Claude Code's
+// "Exit code N") included, the client's other messages left out.
+func (o Output) Delivered() string {
+	t := o.Text
 	const reminder = "\n\n<system-reminder>\n"
 	for strings.HasSuffix(t, "</system-reminder>") {
 		i := strings.LastIndex(t, reminder)
