@@ -264,11 +264,13 @@ func TestFailed(t *testing.T) {
 
 func TestTable(t *testing.T) {
 	figs := []*Figures{
-		{Task: "t", Config: "codex-router", Turns: 4, Read: 1200, Written: 100, Sent: 30000},
+		{Task: "t", Config: "codex-router", Turns: 4, Read: 1200, Written: 100, Sent: 30000,
+			Calls: []Call{{Kind: "read", Read: 1000}, {Kind: "read", Read: 100}, {Kind: "edit", Read: 100}}},
 		{Task: "t", Config: "codex-plain", Turns: 5, Read: 800, Written: 200, Sent: 40000},
 	}
 	got := table(figs)
-	for _, want := range []string{"| t | codex-router | 4 | 1,200 | 100 | 0 | 0 | 30,000 |", "| t | Codex: router / alone | 4/5 | 1.50x | 0.50x | 1.30x | 0.75x |", "| all | Codex: router / alone | 4/5 | 1.50x |"} {
+	for _, want := range []string{"| t | codex-router | 4 | 1,200 | 100 | 0 | 0 | 30,000 |", "| t | Codex: router / alone | 4/5 | 1.50x | 0.50x | 1.30x | 0.75x |", "| all | Codex: router / alone | 4/5 | 1.50x |",
+		"| codex-router | | | 1,100 (2) | | 100 (1) | |"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the table has no %q:\n%s", want, got)
 		}

@@ -68,6 +68,40 @@ func table(figs []*Figures) string {
 				ratio(r.Read, o.Read), ratio(r.Written, o.Written), ratio(r.Read+r.Written, o.Read+o.Written), ratio(r.Sent, o.Sent))
 		}
 	}
+	b.WriteString("\nWhere the reads went: tool-output tokens by kind of step, all tasks (calls in parentheses):\n\n")
+	kinds := []string{"load", "search", "read", "outline", "edit", "run"}
+	b.WriteString("| configuration |")
+	for _, k := range kinds {
+		fmt.Fprintf(&b, " %s |", k)
+	}
+	b.WriteString("\n| --- |" + strings.Repeat(" ---: |", len(kinds)) + "\n")
+	for _, c := range Configs {
+		read, calls := map[string]int{}, map[string]int{}
+		seen := false
+		for _, t := range tasks {
+			f := by[t][c]
+			if f == nil {
+				continue
+			}
+			seen = true
+			for _, call := range f.Calls {
+				read[call.Kind] += call.Read
+				calls[call.Kind]++
+			}
+		}
+		if !seen {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s |", c)
+		for _, k := range kinds {
+			if calls[k] == 0 {
+				b.WriteString(" |")
+				continue
+			}
+			fmt.Fprintf(&b, " %s (%d) |", thousands(read[k]), calls[k])
+		}
+		b.WriteString("\n")
+	}
 	return b.String()
 }
 
