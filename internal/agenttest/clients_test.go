@@ -361,3 +361,35 @@ func TestClaude(t *testing.T) {
 	}
 	t.Logf("claude -p: %v, %d requests", run.Duration, len(s.Requests()))
 }
+
+// TestClaudeAlwaysLoad pins the two ways Claude Code offers an MCP tool
+// from the first request, without the ToolSearch turn it otherwise costs
+// (issue 26): the tool's own _meta["anthropic/alwaysLoad"] (echo_loaded),
+// and the server entry's "alwaysLoad": true in the MCP config (every
+// tool of the server).
+func TestClaudeAlwaysLoad(t *testing.T) {
+	for _, entry := range []bool{false, true} {
+		s := NewServer(Reply(Message{Text: "finished"}))
+		servers := echoServers(t)
+		e := servers["echo"]
+		e.AlwaysLoad = entry
+		servers["echo"] = e
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		run, err := (&Claude{MCP: servers}).Run(ctx, s.URL, t.TempDir(), "measure")
+		cancel()
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Exit != 0 {
+			t.Fatalf("claude -p: exit %d: %s", run.Exit, head(string(run.Stderr), 2000))
+		}
+		first := s.Turns()[0]
+		if _, ok := first.Tool("mcp__echo__echo_loaded"); !ok {
+			t.Errorf("alwaysLoad entry %v: the tool that declares anthropic/alwaysLoad is not offered up front: %v", entry, first.Tools())
+		}
+		if _, ok := first.Tool("mcp__echo__echo"); ok != entry {
+			t.Errorf("alwaysLoad entry %v: a tool without the declaration offered up front: %v", entry, ok)
+		}
+	}
+}
