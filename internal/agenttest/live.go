@@ -47,8 +47,10 @@ func (r *Request) model() string {
 
 // decide runs step on r. With KeepAlive set, a step that takes longer
 // gets the stream started and kept alive until it answers; started says
-// whether that happened.
-func (s *Server) decide(w http.ResponseWriter, r *Request, step Step) (t Turn, started bool) {
+// whether that happened. A client that goes away meanwhile ends the wait
+// (the step is left to finish on its own), so that Close does not wait
+// for a step that waits for a person.
+func (s *Server) decide(w http.ResponseWriter, hr *http.Request, r *Request, step Step) (t Turn, started bool) {
 	if s.KeepAlive <= 0 {
 		return step(r), false
 	}
@@ -65,6 +67,8 @@ func (s *Server) decide(w http.ResponseWriter, r *Request, step Step) (t Turn, s
 		select {
 		case t := <-done:
 			return t, started
+		case <-hr.Context().Done():
+			return Turn{Status: 499, ErrorBody: `{"error":"the client went away"}`}, started
 		case <-tick.C:
 			if !started {
 				w.Header().Set("Content-Type", "text/event-stream")

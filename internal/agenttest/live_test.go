@@ -201,7 +201,26 @@ func TestReplyFiles(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, "0.request.json")); err != nil || !strings.Contains(string(b), `"content":"go"`) {
 		t.Errorf("the request file: %s %v", b, err)
 	}
-	os.WriteFile(filepath.Join(dir, "1.json"), []byte(`{"items":[{"type":"nope"}]}`), 0o644)
+	// A client that goes away while the step waits ends the wait.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/v1/messages",
+		strings.NewReader(`{"model":"m","stream":true,"tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"go"}]}`))
+	if res, err := http.DefaultClient.Do(req); err == nil {
+		io.ReadAll(res.Body)
+		res.Body.Close()
+	}
+	cancel()
+	gaveUp := time.Now()
+	for len(s.Requests()) < 2 || s.Requests()[1].Reply == nil {
+		if time.Since(gaveUp) > 5*time.Second {
+			t.Fatal("the step still holds the request 5 s after its client went away")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r := s.Requests()[1]; r.Reply.Status != 499 {
+		t.Errorf("the abandoned request's reply: %+v", r.Reply)
+	}
+	os.WriteFile(filepath.Join(dir, "2.json"), []byte(`{"items":[{"type":"nope"}]}`), 0o644)
 	s.KeepAlive = 0
 	res, err := http.Post(s.URL+"/v1/messages", "application/json", strings.NewReader(`{"model":"m","stream":true,"tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"go"}]}`))
 	if err != nil {

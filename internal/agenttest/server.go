@@ -377,7 +377,7 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 		s.answered(r, t)
 		s.answer(w, r, t, false)
 	default:
-		t, started := s.decide(w, r, step)
+		t, started := s.decide(w, hr, r, step)
 		s.answered(r, t)
 		s.answer(w, r, t, started)
 	}
