@@ -334,7 +334,7 @@ func TestReplay(t *testing.T) {
 				t.Parallel()
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 				defer cancel()
-				s := &session{task: task, cfg: cfg, rowkit: bin, out: t.TempDir()}
+				s := &session{task: task, cfg: cfg, rowkit: bin, out: t.TempDir(), tree: filepath.Join(t.TempDir(), "tree")}
 				f, err := s.run(ctx)
 				if err != nil {
 					t.Fatal(err)
@@ -365,7 +365,7 @@ func TestReplay(t *testing.T) {
 	os.WriteFile(filepath.Join(taskDir, "plan.json"), []byte(strings.Replace(plan, `(len(xs) + 1)\n","new"`, `(len(xs) + 2)\n","new"`, 1)), 0o644)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, err := (&session{task: task, cfg: ClaudePlain, rowkit: bin, out: t.TempDir()}).run(ctx)
+	_, err := (&session{task: task, cfg: ClaudePlain, rowkit: bin, out: t.TempDir(), tree: filepath.Join(t.TempDir(), "tree")}).run(ctx)
 	if err == nil || !strings.Contains(err.Error(), "no longer applies") || !strings.Contains(err.Error(), "not in the file") {
 		t.Errorf("a plan whose edit no longer applies: %v", err)
 	}

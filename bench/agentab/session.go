@@ -25,7 +25,7 @@ type session struct {
 	rowkit string // the rowkit binary, absolute
 	out    string // where session.jsonl.gz and figures.json go
 	play   string // play mode: the file the policy writes what the client handed back to
-	tree   string // "" makes a temporary one
+	tree   string // "" is $TMPDIR/agentab/TASK-CONFIG, the same on every run
 	keep   bool   // keep the tree
 }
 
@@ -35,8 +35,11 @@ type session struct {
 func (s *session) run(ctx context.Context) (*Figures, error) {
 	tree := s.tree
 	if tree == "" {
-		var err error
-		if tree, err = os.MkdirTemp("", "agentab-"+s.task.Name+"-"); err != nil {
+		// The same path on every run and machine: the model writes it
+		// (Claude Code's Read and Edit take absolute paths), so a random
+		// name would change the tokens it writes from run to run.
+		tree = filepath.Join(os.TempDir(), "agentab", s.task.Name+"-"+string(s.cfg))
+		if err := os.RemoveAll(tree); err != nil {
 			return nil, err
 		}
 		if !s.keep {
