@@ -334,14 +334,7 @@ func (p *policy) call(id string, s Step, script string) agenttest.Item {
 			// one): ripgrep in Bash, as in Codex.
 			return agenttest.Call{ID: id, Name: "Bash", Args: map[string]any{"command": shellCommand(p.cfg, s), "description": "Search the code"}}
 		case "read":
-			args := map[string]any{"file_path": abs(s.Read)}
-			if s.From > 0 {
-				args["offset"] = s.From
-			}
-			if s.To > 0 {
-				args["limit"] = s.To - max(s.From, 1) + 1
-			}
-			return agenttest.Call{ID: id, Name: "Read", Args: args}
+			return agenttest.Call{ID: id, Name: "Read", Args: s.window(map[string]any{"file_path": abs(s.Read)})}
 		case "edit":
 			// script is the JSON of the Edit calls' arguments, one per
 			// line: Claude Code's Edit replaces one string a call.
@@ -368,14 +361,7 @@ func (p *policy) call(id string, s Step, script string) agenttest.Item {
 		case "outline":
 			return agenttest.Call{ID: id, Name: "mcp__rowkit__inspect_file", Args: map[string]any{"path": s.Outline}}
 		case "read":
-			args := map[string]any{"path": s.Read}
-			if s.From > 0 {
-				args["offset"] = s.From
-			}
-			if s.To > 0 {
-				args["limit"] = s.To - max(s.From, 1) + 1
-			}
-			return agenttest.Call{ID: id, Name: "mcp__rowkit__read_file", Args: args}
+			return agenttest.Call{ID: id, Name: "mcp__rowkit__read_file", Args: s.window(map[string]any{"path": s.Read})}
 		case "edit":
 			return agenttest.Call{ID: id, Name: "mcp__rowkit__edit", Args: map[string]any{"script": script}}
 		default:
@@ -383,6 +369,18 @@ func (p *policy) call(id string, s Step, script string) agenttest.Item {
 		}
 	}
 	panic("agentab: unknown configuration " + string(p.cfg))
+}
+
+// window adds a read's lines to args as Claude Code's Read and rowkit's
+// read_file take them: offset, the first line, and limit, how many.
+func (s Step) window(args map[string]any) map[string]any {
+	if s.From > 0 {
+		args["offset"] = s.From
+	}
+	if s.To > 0 {
+		args["limit"] = s.To - max(s.From, 1) + 1
+	}
+	return args
 }
 
 // shellCommand is a step as a command line in a shell: ripgrep and sed
