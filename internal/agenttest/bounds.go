@@ -19,6 +19,8 @@ const (
 	// came), whatever the exit status, for a model with metadata.
 	CodexExecBytes = 40_000
 	// CodexFallbackExecBytes is exec_command's output for any other model.
+	// A call that sets max_output_tokens M (rowkit router's carriers)
+	// gets 4 x M bytes when that is less, never more than these two.
 	CodexFallbackExecBytes = 10_000
 	// CodexReadBytes is the chunk in which Codex reads a command's stdout
 	// and stderr, each from its own pipe, handing the model the chunks in

@@ -20,6 +20,10 @@ type MCPServer struct {
 	Command string
 	Args    []string
 	Env     map[string]string
+	// AlwaysLoad is Claude Code's "alwaysLoad" of the server's entry: its
+	// tools are offered from the first request instead of being deferred
+	// behind ToolSearch (Codex has no such key).
+	AlwaysLoad bool
 }
 
 // Run is one finished client run.
@@ -200,14 +204,15 @@ var ClaudeArgs = []string{"-p", "--strict-mcp-config", "--dangerously-skip-permi
 // format of a project's .mcp.json too).
 func MCPConfig(servers map[string]MCPServer) []byte {
 	type server struct {
-		Type    string            `json:"type"`
-		Command string            `json:"command"`
-		Args    []string          `json:"args"`
-		Env     map[string]string `json:"env,omitempty"`
+		Type       string            `json:"type"`
+		Command    string            `json:"command"`
+		Args       []string          `json:"args"`
+		Env        map[string]string `json:"env,omitempty"`
+		AlwaysLoad bool              `json:"alwaysLoad,omitempty"`
 	}
 	m := map[string]server{}
 	for name, s := range servers {
-		m[name] = server{Type: "stdio", Command: s.Command, Args: append([]string{}, s.Args...), Env: s.Env}
+		m[name] = server{Type: "stdio", Command: s.Command, Args: append([]string{}, s.Args...), Env: s.Env, AlwaysLoad: s.AlwaysLoad}
 	}
 	b, _ := json.MarshalIndent(map[string]any{"mcpServers": m}, "", "  ")
 	return b

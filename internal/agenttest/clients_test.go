@@ -38,6 +38,14 @@ func bigFile(t *testing.T, n int, unit string) string {
 	return p
 }
 
+// carrier is an exec_command call as rowkit router's carriers make it
+// (/bin/sh, no login shell, a 30 s yield, max_output_tokens), printing n
+// bytes of file.
+func carrier(id string, maxTokens, n int, file string) Call {
+	return Call{ID: id, Name: "exec_command", Args: map[string]any{"cmd": fmt.Sprintf("head -c %d %s", n, file),
+		"shell": "/bin/sh", "login": false, "yield_time_ms": 30000, "max_output_tokens": maxTokens}}
+}
+
 func output(t *testing.T, s *Server, id string) Output {
 	t.Helper()
 	o, ok := s.Output(id)
@@ -97,6 +105,8 @@ func TestCodex(t *testing.T) {
 			Call{ID: "exec-cut", Name: "exec_command", Args: map[string]any{"cmd": fmt.Sprintf("head -c %d %s", CodexExecBytes+1, file)}},
 			Call{ID: "exec-fail", Name: "exec_command", Args: map[string]any{"cmd": fmt.Sprintf("head -c %d %s; exit 1", CodexExecBytes, file)}},
 			Call{ID: "exec-env", Name: "exec_command", Args: map[string]any{"cmd": "env | grep ^CODEX_ | cut -d= -f1 | sort"}},
+			carrier("carrier-2500-whole", 2500, 4*2500, file), carrier("carrier-2500-cut", 2500, 4*2500+1, file),
+			carrier("carrier-20000-whole", 20000, CodexExecBytes, file), carrier("carrier-20000-cut", 20000, CodexExecBytes+1, file),
 		),
 		Reply(Message{Text: "finished"}),
 	)
@@ -160,9 +170,15 @@ func TestCodex(t *testing.T) {
 	if env := output(t, s, "exec-env").Body(); !strings.Contains(env, "CODEX_THREAD_ID\n") {
 		t.Errorf("exec_command's environment has no CODEX_THREAD_ID: %q", env)
 	}
+	// A call that asks for max_output_tokens M (as rowkit router's
+	// carriers do) gets 4 x min(M, 10,000 tokens) bytes whole.
+	whole(t, "a carrier asking 2,500 tokens, 10,000 bytes", output(t, s, "carrier-2500-whole"), echoText(4*2500, ""))
+	cut(t, "a carrier asking 2,500 tokens, 10,001 bytes", output(t, s, "carrier-2500-cut"), "truncated")
+	whole(t, "a carrier asking 20,000 tokens, 40,000 bytes", output(t, s, "carrier-20000-whole"), echoText(CodexExecBytes, ""))
+	cut(t, "a carrier asking 20,000 tokens, 40,001 bytes", output(t, s, "carrier-20000-cut"), "truncated")
 	last := turns[2]
-	if len(last.Outputs()) != 12 {
-		t.Errorf("the last request: %d outputs, want the search's and eleven calls'", len(last.Outputs()))
+	if len(last.Outputs()) != 16 {
+		t.Errorf("the last request: %d outputs, want the search's and fifteen calls'", len(last.Outputs()))
 	}
 	if !strings.Contains(string(last.Body), `"encrypted_content":"ENC1"`) {
 		t.Error("the reasoning item's encrypted_content did not come back")
@@ -208,6 +224,7 @@ func TestCodexFallback(t *testing.T) {
 			exec("exec-cut", fmt.Sprintf("head -c %d %s", CodexFallbackExecBytes+1, file)),
 			exec("exec-fail", fmt.Sprintf("head -c %d %s; exit 1", CodexFallbackExecBytes, file)),
 			exec("exec-env", "env | grep -c gpt-4.1"),
+			carrier("carrier-whole", 20000, CodexFallbackExecBytes, file), carrier("carrier-cut", 20000, CodexFallbackExecBytes+1, file),
 		)...),
 		Reply(Message{Text: "finished"}),
 	)
@@ -232,6 +249,9 @@ func TestCodexFallback(t *testing.T) {
 	whole(t, "exec_command at 10,000 bytes", output(t, s, "exec-whole"), echoText(CodexFallbackExecBytes, ""))
 	cut(t, "exec_command at 10,001 bytes", output(t, s, "exec-cut"), " chars truncated…")
 	whole(t, "exec_command at 10,000 bytes, exit 1", output(t, s, "exec-fail"), echoText(CodexFallbackExecBytes, ""))
+	// Asking for more tokens than the policy gets no more.
+	whole(t, "a carrier asking 20,000 tokens, 10,000 bytes", output(t, s, "carrier-whole"), echoText(CodexFallbackExecBytes, ""))
+	cut(t, "a carrier asking 20,000 tokens, 10,001 bytes", output(t, s, "carrier-cut"), "truncated")
 	if env := output(t, s, "exec-env").Body(); env != "0\n" {
 		t.Errorf("the shell's environment names the model: %q", env)
 	}
@@ -340,4 +360,36 @@ func TestClaude(t *testing.T) {
 		}
 	}
 	t.Logf("claude -p: %v, %d requests", run.Duration, len(s.Requests()))
+}
+
+// TestClaudeAlwaysLoad pins the two ways Claude Code offers an MCP tool
+// from the first request, without the ToolSearch turn it otherwise costs
+// (issue 26): the tool's own _meta["anthropic/alwaysLoad"] (echo_loaded),
+// and the server entry's "alwaysLoad": true in the MCP config (every
+// tool of the server).
+func TestClaudeAlwaysLoad(t *testing.T) {
+	for _, entry := range []bool{false, true} {
+		s := NewServer(Reply(Message{Text: "finished"}))
+		servers := echoServers(t)
+		e := servers["echo"]
+		e.AlwaysLoad = entry
+		servers["echo"] = e
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		run, err := (&Claude{MCP: servers}).Run(ctx, s.URL, t.TempDir(), "measure")
+		cancel()
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Exit != 0 {
+			t.Fatalf("claude -p: exit %d: %s", run.Exit, head(string(run.Stderr), 2000))
+		}
+		first := s.Turns()[0]
+		if _, ok := first.Tool("mcp__echo__echo_loaded"); !ok {
+			t.Errorf("alwaysLoad entry %v: the tool that declares anthropic/alwaysLoad is not offered up front: %v", entry, first.Tools())
+		}
+		if _, ok := first.Tool("mcp__echo__echo"); ok != entry {
+			t.Errorf("alwaysLoad entry %v: a tool without the declaration offered up front: %v", entry, ok)
+		}
+	}
 }

@@ -77,6 +77,10 @@ func serveEcho() {
 	// Claude Code reads a tool's own bound on its results from _meta.
 	mcp.AddTool(s, &mcp.Tool{Name: "echo_big", Description: "returns text of an exact size, declaring a larger result bound",
 		Meta: mcp.Meta{"anthropic/maxResultSizeChars": 200000}}, echo)
+	// Claude Code offers a tool that declares _meta["anthropic/alwaysLoad"]
+	// from the first request instead of deferring it behind ToolSearch.
+	mcp.AddTool(s, &mcp.Tool{Name: "echo_loaded", Description: "returns text of an exact size, loaded up front",
+		Meta: mcp.Meta{"anthropic/alwaysLoad": true}}, echo)
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -17,6 +17,13 @@
 // model (rowkit router) can be tested by pointing the client at the proxy
 // and the proxy at a Server, and a Turn can carry reasoning items, custom
 // tool calls, raw events or an HTTP error.
+//
+// A Server can also be played, by a person or a model deciding each turn
+// (bench/agentab plays real bug fixes this way): KeepAlive keeps a
+// stream alive while a step waits (ReplyFiles waits for a reply file),
+// side requests (titles, quota checks, compaction) are answered without
+// a step (IsSide), and Record logs every request with its reply, which
+// LoadSession reads back to measure the session.
 package agenttest
 
 import (
@@ -28,6 +35,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"time"
 )
 
 // API names the wire protocol of a request.
@@ -56,12 +64,28 @@ type Server struct {
 	// Final answers model requests after the script's last step; the
 	// default is a message "done.", which ends a client's turn.
 	Final Step
+	// KeepAlive, when not zero, keeps a model request's stream alive
+	// while its step decides (a person, a model or a file it waits for):
+	// once a step has taken this long, the response's headers go out and
+	// then, every KeepAlive, an event the client reads and ignores (see
+	// keepAlive), so that no idle timeout of the client fires.
+	KeepAlive time.Duration
+	// Record, when set, receives every request as one JSON line once it
+	// is answered (see Recorded), secrets left out: a session log that
+	// LoadSession reads back.
+	Record io.Writer
+
+	// commentKeepAlive keeps streams alive with SSE comments instead: what
+	// TestKeepAliveCodex shows does not keep Codex's stream alive.
+	commentKeepAlive bool
 
 	hs    *httptest.Server
 	mu    sync.Mutex
 	steps []Step
 	turns int
 	log   []*Request
+	// recorded are the body members Record has written whole, by name.
+	recorded map[string]recordedValue
 }
 
 // NewServer starts a scripted model that answers its first model requests
@@ -126,6 +150,13 @@ type Request struct {
 	// Turn is the index of the step that answered it (len(script) and up
 	// for Final), or -1 for a side request or another path.
 	Turn int
+	// Seq is the request's place in arrival order, from 0.
+	Seq int
+	// Side says the request was answered as a side request.
+	Side bool
+	// Reply is the turn that answered a model or side request, nil for
+	// another path.
+	Reply *Turn
 }
 
 // Tools are the names of the tools the request offers the model, in order.
@@ -209,7 +240,7 @@ type Output struct {
 // Code's Bash drops the output's final newlines; Body does not restore
 // them.
 func (o Output) Body() string {
-	t := o.Text
+	t := o.Delivered()
 	if strings.HasPrefix(t, "Wall time: ") || strings.HasPrefix(t, "Chunk ID: ") {
 		if _, rest, ok := strings.Cut(t, "\nOutput:\n"); ok {
 			t = rest
@@ -217,6 +248,15 @@ func (o Output) Body() string {
 			t = ""
 		}
 	}
+	return t
+}
+
+// Delivered is Text without the <system-reminder> blocks Claude Code
+// appends to the last tool result of a turn: the tool's output as the
+// client delivered it, its own wrapper (Codex's header, Claude Code's
+// "Exit code N") included, the client's other messages left out.
+func (o Output) Delivered() string {
+	t := o.Text
 	const reminder = "\n\n<system-reminder>\n"
 	for strings.HasSuffix(t, "</system-reminder>") {
 		i := strings.LastIndex(t, reminder)
@@ -333,9 +373,16 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 	case r.API == "":
 		http.NotFound(w, hr)
 	case side:
-		s.answer(w, r, Turn{Items: []Item{Message{Text: s.sideText()}}})
+		t := Turn{Items: []Item{Message{Text: s.sideText()}}}
+		s.answered(r, t)
+		s.answer(w, r, t, false)
 	default:
-		s.answer(w, r, step(r))
+		t, started := s.decide(w, hr, r, step)
+		s.answered(r, t)
+		s.answer(w, r, t, started)
+	}
+	if r.API == "" {
+		s.answered(r, Turn{})
 	}
 }
 
@@ -343,6 +390,7 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 func (s *Server) take(r *Request) (Step, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	r.Seq = len(s.log)
 	s.log = append(s.log, r)
 	if r.API == "" {
 		return nil, false
@@ -351,10 +399,10 @@ func (s *Server) take(r *Request) (Step, bool) {
 	if s.Side != nil {
 		side = s.Side(r)
 	} else {
-		ts, _ := r.JSON["tools"].([]any)
-		side = r.API == Messages && len(ts) == 0
+		side = IsSide(r)
 	}
 	if side {
+		r.Side = true
 		return nil, true
 	}
 	r.Turn = s.turns
@@ -375,7 +423,21 @@ func (s *Server) sideText() string {
 	return "ok"
 }
 
-func (s *Server) answer(w http.ResponseWriter, r *Request, t Turn) {
+// answer writes t; started says keepAlive already sent the stream's
+// headers, so that an HTTP error can only go out as an error event.
+func (s *Server) answer(w http.ResponseWriter, r *Request, t Turn, started bool) {
+	if started {
+		var buf bytes.Buffer
+		if t.Status != 0 {
+			writeStreamError(&buf, r.API, t)
+		} else if r.API == Responses {
+			writeResponse(&buf, r.Turn, r.model(), t)
+		} else {
+			writeMessage(&buf, r.Turn, r.model(), t)
+		}
+		w.Write(buf.Bytes())
+		return
+	}
 	if t.Status != 0 {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(t.Status)

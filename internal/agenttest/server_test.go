@@ -24,6 +24,16 @@ func TestBody(t *testing.T) {
 			t.Errorf("Body(%q) = %q, want %q", tc.text, got, tc.body)
 		}
 	}
+	// Delivered keeps the client's wrapper and drops its reminders.
+	for text, want := range map[string]string{
+		"Wall time: 0.0048 seconds\nOutput:\nrows\n\n<system-reminder>\nA\n</system-reminder>":                        "Wall time: 0.0048 seconds\nOutput:\nrows",
+		"Exit code 1\nFAIL\n\n<system-reminder>\nA\n\n</system-reminder>\n\n<system-reminder>\nB\n</system-reminder>": "Exit code 1\nFAIL",
+		"<system-reminder>\nonly\n</system-reminder>":                                                                 "<system-reminder>\nonly\n</system-reminder>",
+	} {
+		if got := (Output{Text: text}).Delivered(); got != want {
+			t.Errorf("Delivered(%q) = %q, want %q", text, got, want)
+		}
+	}
 }
 
 // FuzzBody: whatever a tool printed, Codex's header before it and Claude
