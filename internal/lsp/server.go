@@ -274,7 +274,7 @@ func (s *Server) Notes() []Note {
 // within the grace period.
 func (s *Server) Close() {
 	if s.Alive() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 		if s.conn.Call(ctx, "shutdown", nil, nil) == nil {
 			s.conn.Notify("exit", nil)
 		}
@@ -283,7 +283,7 @@ func (s *Server) Close() {
 	s.stdin.Close()
 	select {
 	case <-s.exited:
-	case <-time.After(time.Second):
+	case <-time.After(500 * time.Millisecond):
 		s.Kill()
 		<-s.exited
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,6 +28,9 @@ const DefaultWait = 30 * time.Second
 // run out: a server that answers only once loaded (gopls, pyright) is
 // then cancelled, and the answer is empty and incomplete.
 const answerGrace = 2 * time.Second
+
+// initTimeout bounds a server's start: its answer to initialize.
+const initTimeout = 30 * time.Second
 
 // maxOpenDocs bounds the documents a server is kept told about; the
 // oldest is closed first.
@@ -227,7 +231,18 @@ func (c *conn) start(ctx context.Context, env proc.Lookup) error {
 	// change from here on is told to it.
 	c.e.watch.Sync()
 	seq := c.e.watch.Seq()
-	srv, err := lsp.Start(ctx, cfg)
+	// The start has a bound of its own, not the query's wait: a short
+	// wait must not kill a server that is warming up for the next query.
+	// The caller's cancellation still ends it.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), initTimeout)
+	stop := context.AfterFunc(ctx, func() {
+		if errors.Is(context.Cause(ctx), context.Canceled) {
+			cancel()
+		}
+	})
+	srv, err := lsp.Start(sctx, cfg)
+	stop()
+	cancel()
 	if err != nil {
 		var died *lsp.DiedError
 		switch {
@@ -235,7 +250,9 @@ func (c *conn) start(ctx context.Context, env proc.Lookup) error {
 			c.e.logf("%s ended during its start (%v); its stderr:\n%s", c.spec.Name, died, died.Stderr)
 			return errs.Errorf(CodeServerFailed, "%s (%s) ended while starting (%v)", c.spec.Name, exe, died)
 		case ctx.Err() != nil:
-			return errs.Errorf(CodeIndexIncomplete, "%s (%s) did not answer initialize in time", c.spec.Name, exe)
+			return cancelled(ctx)
+		case sctx.Err() != nil:
+			return errs.Errorf(CodeServerFailed, "%s (%s) did not answer initialize within %s", c.spec.Name, exe, initTimeout)
 		}
 		return errs.Errorf(CodeServerFailed, "cannot start %s (%s): %v", c.spec.Name, exe, err)
 	}
@@ -290,8 +307,16 @@ func (c *conn) prepare(ctx context.Context, env proc.Lookup, doc *target) (*lsp.
 			c.restart("lost track of file changes (inotify queue overflow)")
 			continue
 		}
-		if err := c.tell(changes); err != nil {
+		restart, err := c.tell(changes)
+		if err != nil {
 			return nil, err
+		}
+		if restart {
+			if try > 0 {
+				return nil, errs.Errorf(CodeServerFailed, "the workspace's packages keep changing while %s restarts", c.spec.Name)
+			}
+			c.restart("a package was created since it loaded the workspace")
+			continue
 		}
 		c.synced = next
 		if doc != nil {
@@ -303,10 +328,12 @@ func (c *conn) prepare(ctx context.Context, env proc.Lookup, doc *target) (*lsp.
 	}
 }
 
-// tell sends the server the changes; c.mu is held.
-func (c *conn) tell(changes []lsp.Change) error {
+// tell sends the server the changes; c.mu is held. It reports whether
+// the server must be restarted instead, when the server cannot take the
+// changes in before its next answer (server.Restart).
+func (c *conn) tell(changes []lsp.Change) (restart bool, err error) {
 	if len(changes) == 0 {
-		return nil
+		return false, nil
 	}
 	for _, ch := range changes {
 		if d := c.docs[ch.Path]; d != nil {
@@ -323,9 +350,62 @@ func (c *conn) tell(changes []lsp.Change) error {
 	}
 	events := lsp.Coalesce(changes)
 	if len(events) == 0 {
-		return nil
+		return false, nil
 	}
-	return c.srv.Notify("workspace/didChangeWatchedFiles", map[string]any{"changes": events})
+	if c.spec.Restart != nil && c.spec.Restart(events, c.spec.Exts) {
+		return true, nil
+	}
+	return false, c.srv.Notify("workspace/didChangeWatchedFiles", map[string]any{"changes": events})
+}
+
+// newPackage reports whether the events create a directory's first
+// source files: every file of the language now in the directory of a
+// file created is one of those created. gopls loads the workspace's
+// packages once, and a package made since never joins its answers
+// (measured with gopls v0.23.0: its references leave out a package
+// created after the load, told or not, open or not).
+// createdOrDeleted reports whether a file of the language was created or
+// deleted. pyright takes such a change in only after a delay of its own
+// (measured with pyright 1.1.414: the answer to a request sent right
+// after it was told leaves a new file out, with no progress report to
+// wait for; "Found N source files" is logged after that answer).
+func createdOrDeleted(events []lsp.FileEvent, exts []string) bool {
+	for _, ev := range events {
+		if ev.Type != lsp.FileChanged && slices.Contains(exts, strings.ToLower(filepath.Ext(lsp.Path(ev.URI)))) {
+			return true
+		}
+	}
+	return false
+}
+
+func newPackage(events []lsp.FileEvent, exts []string) bool {
+	created := map[string]bool{}
+	for _, ev := range events {
+		if ev.Type == lsp.FileCreated {
+			created[lsp.Path(ev.URI)] = true
+		}
+	}
+	for p := range created {
+		if !slices.Contains(exts, strings.ToLower(filepath.Ext(p))) {
+			continue
+		}
+		ents, err := os.ReadDir(filepath.Dir(p))
+		if err != nil {
+			continue
+		}
+		fresh := true
+		for _, e := range ents {
+			q := filepath.Join(filepath.Dir(p), e.Name())
+			if !e.IsDir() && slices.Contains(exts, strings.ToLower(filepath.Ext(q))) && !created[q] {
+				fresh = false
+				break
+			}
+		}
+		if fresh {
+			return true
+		}
+	}
+	return false
 }
 
 // open makes the server hold t's text; c.mu is held.

@@ -41,13 +41,8 @@ func (q *query) find(ctx context.Context) (*Result, error) {
 			return nil, err
 		}
 		q.c = c
-		sctx, cancel := context.WithDeadline(ctx, q.deadline)
-		q.srv, err = c.prepare(sctx, q.lookup(), nil)
-		cancel()
+		q.srv, err = c.prepare(ctx, q.lookup(), nil)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, cancelled(ctx)
-			}
 			if errs.Is(err, CodeServerMissing) && len(langs) > 1 {
 				missing = append(missing, spec.Name+" ("+spec.Install+")")
 				continue

@@ -214,16 +214,8 @@ func (q *query) position(ctx context.Context) (*Result, error) {
 	if q.c, err = e.conn(spec); err != nil {
 		return nil, err
 	}
-	sctx, cancel := context.WithDeadline(ctx, q.deadline)
-	q.srv, err = q.c.prepare(sctx, q.lookup(), t)
-	cancel()
+	q.srv, err = q.c.prepare(ctx, q.lookup(), t)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, cancelled(ctx)
-		}
-		if errs.Is(err, CodeIndexIncomplete) {
-			return q.notReady(err.(*errs.Error).Msg), nil
-		}
 		return nil, err
 	}
 	q.res = &Result{Op: q.req.Op, Server: q.c.serverName(q.srv), Path: t.Path, Row: t.Ref.String(), Entries: []Entry{}}

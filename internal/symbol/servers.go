@@ -2,6 +2,7 @@ package symbol
 
 import (
 	"encoding/json"
+	"github.com/rowkit/rowkit/internal/lsp"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -57,6 +58,9 @@ type server struct {
 	Env, Extra []string
 	Settings   map[string]any // answers workspace/configuration
 	InitOpts   any
+	// Restart, when set, reports whether changes the server is to be
+	// told need a new server instead (see conn.tell).
+	Restart func(events []lsp.FileEvent, exts []string) bool
 	// find locates the executable and its arguments: on PATH first, then
 	// in the workspace's own node_modules/.bin (see the README's trust
 	// table).
@@ -95,6 +99,7 @@ var servers = sync.OnceValue(func() []*server {
 			Exts:    []string{".go"},
 			Install: "go install golang.org/x/tools/gopls@" + GoplsVersion,
 			Ready:   readyProgress,
+			Restart: newPackage,
 			// The go command gopls runs keeps the user's module settings;
 			// GOFLAGS does not pass (a -toolexec there would run a program
 			// on every package gopls loads), and GOTOOLCHAIN=local keeps a
@@ -140,6 +145,7 @@ var servers = sync.OnceValue(func() []*server {
 			Exts:    []string{".py", ".pyi"},
 			Install: "npm install -g pyright@" + PyrightVersion,
 			Ready:   readyProbe,
+			Restart: createdOrDeleted,
 			Env:     []string{"VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH"},
 			Settings: map[string]any{"python": map[string]any{"analysis": map[string]any{
 				"diagnosticMode": "openFilesOnly", "autoSearchPaths": true, "useLibraryCodeForTypes": true,
