@@ -181,10 +181,10 @@ func TestTrustTypeScriptPlugins(t *testing.T) {
 	root, _ = filepath.EvalSymlinks(root)
 	marker := filepath.Join(t.TempDir(), "ran")
 	writeFiles(t, root, map[string]string{
-		"tsconfig.json": `{"compilerOptions": {"strict": true, "plugins": [{"name": "evil-plugin"}]}}`,
+		"tsconfig.json":                         `{"compilerOptions": {"strict": true, "plugins": [{"name": "evil-plugin"}]}}`,
 		"node_modules/evil-plugin/package.json": `{"name": "evil-plugin", "main": "index.js"}`,
 		"node_modules/evil-plugin/index.js":     "require('fs').writeFileSync(" + jsString(marker) + ", 'ran');\nmodule.exports = () => ({ create: (info) => info.languageService });\n",
-		"a.ts": "export function f(): number { return 1; }\nf();\n",
+		"a.ts":                                  "export function f(): number { return 1; }\nf();\n",
 	})
 	e, err := Open(mustRoot(t, root), Options{LookupEnv: symboltest.Lookup(env)})
 	if err != nil {
