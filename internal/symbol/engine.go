@@ -212,17 +212,11 @@ func (c *conn) start(ctx context.Context, env proc.Lookup) error {
 		c.e.logf("%s (pid %d) had ended: %v; its stderr:\n%s", c.spec.Name, c.srv.Pid(), c.srv.Err(), c.srv.Stderr())
 		c.srv = nil
 	}
-	path := absPath(env)
-	exe, args, ok := c.spec.find(env, path, c.e.root.Dir())
-	if !ok {
-		return c.spec.missing()
+	cfg, err := c.spec.config(env, c.e.root.Dir())
+	if err != nil {
+		return err
 	}
-	vars := proc.Env(env, append(slices.Clone(commonEnv), c.spec.Env...), c.spec.Extra...)
-	vars = append(vars, "PATH="+strings.Join(path, string(filepath.ListSeparator)))
-	cfg := lsp.Config{
-		Path: exe, Args: args, Dir: c.e.root.Dir(), Env: vars, Root: c.e.root.Dir(),
-		InitializationOptions: c.spec.InitOpts, Settings: c.spec.Settings,
-	}
+	exe := cfg.Path
 	if tr := c.e.opts.Trace; tr != nil {
 		lang := c.spec.Lang
 		cfg.Trace = func(in bool, body []byte) { tr(lang, in, body) }

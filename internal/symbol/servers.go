@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -295,4 +296,29 @@ func majorAtLeast(v string, n int) bool {
 func (s *server) missing() error {
 	return errs.Errorf(CodeServerMissing, "%s, the %s language server, is not installed (looked on PATH and in the workspace's node_modules/.bin)", s.Name, s.Lang).
 		WithHint("install it with: " + s.Install)
+}
+
+// DirectConfig is how the engine runs the server of lang (go, python,
+// typescript) in root, for a client of its own beside the engine's (the
+// benchmarks' direct client): the same executable, arguments,
+// environment and settings.
+func DirectConfig(lang, root string, env proc.Lookup) (lsp.Config, error) {
+	s := serverByLang(lang)
+	if s == nil {
+		return lsp.Config{}, errs.Errorf(CodeUnsupported, "no language server for %s", lang)
+	}
+	return s.config(env, root)
+}
+
+// config is how the server runs in root: found in env, with the
+// environment it keeps of env.
+func (s *server) config(env proc.Lookup, root string) (lsp.Config, error) {
+	path := absPath(env)
+	exe, args, ok := s.find(env, path, root)
+	if !ok {
+		return lsp.Config{}, s.missing()
+	}
+	vars := proc.Env(env, append(slices.Clone(commonEnv), s.Env...), s.Extra...)
+	vars = append(vars, "PATH="+strings.Join(path, string(filepath.ListSeparator)))
+	return lsp.Config{Path: exe, Args: args, Dir: root, Env: vars, Root: root, InitializationOptions: s.InitOpts, Settings: s.Settings}, nil
 }
