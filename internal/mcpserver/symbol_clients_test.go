@@ -49,7 +49,7 @@ func testSymbolClient(t *testing.T, c agentClient, bin string, shellOnly bool) {
 	ws := canon(t, t.TempDir())
 	twin := canon(t, t.TempDir())
 	for _, dir := range []string{ws, twin} {
-		copyFixture(t, filepath.Join(symboltest.Repo(), "internal", "symbol", "testdata", "go"), dir)
+		symboltest.Copy(t, filepath.Join(symboltest.Repo(), "internal", "symbol", "testdata", "go"), dir)
 		// Packages that call geo.Sum, for an answer of a few thousand
 		// tokens.
 		for i := range 120 {
@@ -239,27 +239,6 @@ func rowHash(t *testing.T, dir, file string, n int) string {
 	}
 	_, h, _ := strings.Cut(strings.Fields(string(out))[0], ":")
 	return h
-}
-
-func copyFixture(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // globLocks is the contents of the broker lock files in dir: their pids.

@@ -16,7 +16,7 @@ func symbolServer(t *testing.T, structuredOut bool) (*Server, string, map[string
 	t.Helper()
 	env := symboltest.Env(t)
 	root := canon(t, t.TempDir())
-	copyFixture(t, filepath.Join(symboltest.Repo(), "internal", "symbol", "testdata", "go"), root)
+	symboltest.Copy(t, filepath.Join(symboltest.Repo(), "internal", "symbol", "testdata", "go"), root)
 	o := Options{Roots: []string{root}, LookupEnv: symboltest.Lookup(env), Structured: structuredOut}
 	s := newTextServer(t, o)
 	t.Cleanup(s.Close)

@@ -64,6 +64,68 @@ type Engine struct {
 	conns  map[string]*conn // by language
 	closed bool
 	used   time.Time
+
+	// The files answers showed rows of, kept between queries (reading a
+	// file through the root costs a dozen system calls; refs of a widely
+	// used name show hundreds of files): an entry goes when the watcher
+	// sees its file change.
+	cacheMu   sync.Mutex
+	cache     map[string]*fileRows // by clean path
+	cacheSeq  uint64               // the watcher's Seq the cache is current with
+	cacheSize int                  // bytes of source kept
+}
+
+// maxCache bounds the source the file cache keeps.
+const maxCache = 64 << 20
+
+// refresh drops the cached files that changed since the last refresh.
+func (e *Engine) refresh() {
+	e.cacheMu.Lock()
+	defer e.cacheMu.Unlock()
+	changes, next, ok := e.watch.Since(e.cacheSeq)
+	e.cacheSeq = next
+	if !ok {
+		e.cache, e.cacheSize = nil, 0
+		return
+	}
+	for _, ch := range changes {
+		rel, err := filepath.Rel(e.root.Dir(), ch.Path)
+		if err != nil {
+			continue
+		}
+		for p, f := range e.cache {
+			if p == rel || ch.Dir && strings.HasPrefix(p, rel+"/") {
+				delete(e.cache, p)
+				e.cacheSize -= len(f.x.Src())
+			}
+		}
+	}
+}
+
+// cached is the file kept for rel, or nil.
+func (e *Engine) cached(rel string) *fileRows {
+	e.cacheMu.Lock()
+	defer e.cacheMu.Unlock()
+	return e.cache[rel]
+}
+
+// keep caches f, read after the watcher's Seq was seq, unless a refresh
+// has passed seq since (it could have missed a change made while f was
+// read).
+func (e *Engine) keep(rel string, f *fileRows, seq uint64) {
+	e.cacheMu.Lock()
+	defer e.cacheMu.Unlock()
+	if e.cacheSeq > seq {
+		return
+	}
+	if e.cache == nil || e.cacheSize+len(f.x.Src()) > maxCache {
+		e.cache, e.cacheSize = map[string]*fileRows{}, 0
+	}
+	if old := e.cache[rel]; old != nil {
+		e.cacheSize -= len(old.x.Src())
+	}
+	e.cache[rel] = f
+	e.cacheSize += len(f.x.Src())
 }
 
 // conn is one language's server as the engine keeps it.

@@ -22,6 +22,7 @@ func (q *query) find(ctx context.Context) (*Result, error) {
 	e := q.e
 	e.watch.Sync()
 	q.start = e.watch.Seq()
+	e.refresh()
 	paths, err := e.cleanPaths(q.req.Paths)
 	if err != nil {
 		return nil, err

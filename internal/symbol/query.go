@@ -202,6 +202,7 @@ func (q *query) position(ctx context.Context) (*Result, error) {
 	e := q.e
 	e.watch.Sync()
 	q.start = e.watch.Seq()
+	e.refresh()
 	t, err := resolveTarget(e.root, q.req.Path, q.req.Row, q.req.Symbol, q.req.N)
 	if err != nil {
 		return nil, err
@@ -428,6 +429,11 @@ func (q *query) file(rel string) (*fileRows, error) {
 	if f := q.files[rel]; f != nil {
 		return f, nil
 	}
+	if f := q.e.cached(rel); f != nil {
+		q.files[rel] = f
+		return f, nil
+	}
+	seq := q.e.watch.Seq()
 	var src []byte
 	if q.t != nil && rel == q.t.Path {
 		src = q.t.Src
@@ -446,6 +452,7 @@ func (q *query) file(rel string) (*fileRows, error) {
 	}
 	f := &fileRows{x: x}
 	q.files[rel] = f
+	q.e.keep(rel, f, seq)
 	return f, nil
 }
 
