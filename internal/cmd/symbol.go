@@ -48,7 +48,8 @@ on with hread or to edit with hpatch.
   hsymbol hover PATH ROW SYMBOL [N]      signature and documentation
   hsymbol calls-in PATH ROW SYMBOL [N]   who calls it (one level)
   hsymbol calls-out PATH ROW SYMBOL [N]  what it calls (one level)
-  hsymbol find QUERY [PATH ...]          workspace symbols matching QUERY
+  hsymbol find QUERY [PATH ...]          workspace symbols matching QUERY: exact
+                                         names first, then by path and line
 
 ROW is a verified row LINE:HASH, checked first: a stale row is refused
 (row_stale) with the current rows around it on stdout. A bare LINE is taken

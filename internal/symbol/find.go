@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,6 +78,7 @@ func (q *query) find(ctx context.Context) (*Result, error) {
 				return nil, errs.Errorf(CodeServerFailed, "%s sent workspace symbols that cannot be read: %v", spec.Name, err)
 			}
 		}
+		var hits []hit
 		for _, s := range syms {
 			ps := q.places([]lsp.Location{s.Location})
 			if len(ps) == 0 {
@@ -92,6 +94,21 @@ func (q *query) find(ctx context.Context) (*Result, error) {
 				}
 				continue
 			}
+			hits = append(hits, hit{p, matchRank(s.Name, q.req.Query)})
+		}
+		// The servers' own order is their ranking, but not a stable one
+		// (gopls orders equal scores differently from one answer to the
+		// next): exact names first, then names that differ only in case,
+		// that start with the query, that hold it, and the rest, each by
+		// path and line.
+		slices.SortStableFunc(hits, func(a, b hit) int {
+			if a.rank != b.rank {
+				return a.rank - b.rank
+			}
+			return comparePlaces(a.place, b.place)
+		})
+		for _, h := range hits {
+			p := h.place
 			if !q.col.adm.Open() {
 				q.col.leave(Entry{Kind: KindRow, Path: p.path, Line: p.line})
 				continue
@@ -139,6 +156,34 @@ func (q *query) find(ctx context.Context) (*Result, error) {
 	}
 	res.Complete = res.Reason == nil
 	return res, nil
+}
+
+// hit is a symbol find shows, with the rank of its name.
+type hit struct {
+	place
+	rank int
+}
+
+// matchRank ranks a symbol's name against the query: 0 the same, 1 the
+// same but for case, 2 starts with it, 3 holds it, 4 matched otherwise
+// (the server's fuzzy match). A method's name may carry its type
+// ("List.Remove"): its last part counts.
+func matchRank(name, query string) int {
+	if i := strings.LastIndexByte(name, '.'); i >= 0 && i < len(name)-1 {
+		name = name[i+1:]
+	}
+	ln, lq := strings.ToLower(name), strings.ToLower(query)
+	switch {
+	case name == query:
+		return 0
+	case ln == lq:
+		return 1
+	case strings.HasPrefix(ln, lq):
+		return 2
+	case strings.Contains(ln, lq):
+		return 3
+	}
+	return 4
 }
 
 // findLangs is the servers find asks.

@@ -240,8 +240,19 @@ for q in spec["queries"]:
             if spec["wait"] == "probe":
                 call("textDocument/documentSymbol", {"textDocument": {"uri": uri(os.path.join(root, ".probe.py"))}})
             syms = answer("workspace/symbol", {"query": q["query"]}) or []
-            ps = [place(s["location"]) for s in syms if "range" in s["location"]]
-            results.append("".join(rows_of(ps, set()) + outside(ps)))
+            ranked = []
+            for s in syms:
+                if "range" not in s["location"]:
+                    continue
+                p = place(s["location"])
+                name = s["name"].rsplit(".", 1)[-1] if "." in s["name"][:-1] else s["name"]
+                qq = q["query"]
+                rank = (0 if name == qq else 1 if name.lower() == qq.lower() else
+                        2 if name.lower().startswith(qq.lower()) else 3 if qq.lower() in name.lower() else 4)
+                ranked.append((rank, p))
+            inside = [p for _, p in sorted([rp for rp in ranked if rp[1]["inside"]], key=lambda rp: (rp[0],) + key(rp[1]))]
+            ps = [p for _, p in ranked]
+            results.append("".join(rows_of(inside, set()) + outside(ps)))
             continue
         path = os.path.join(root, q["file"])
         open_doc(path)
