@@ -79,11 +79,11 @@ const staleAfter = time.Hour
 // directory of the user's own under base (the caller's TMPDIR). It makes
 // the directory when it is missing or incomplete.
 func Links(base, binary string, names []string) (string, error) {
-	switch {
-	case !filepath.IsAbs(base) || strings.ContainsRune(base, ':'):
+	if !filepath.IsAbs(binary) {
+		return "", &PrivateError{fmt.Sprintf("the binary %q is not an absolute path", binary)}
+	}
+	if !filepath.IsAbs(base) || strings.ContainsRune(base, ':') {
 		base = "/tmp" // a PATH entry cannot hold a colon
-	case !filepath.IsAbs(binary):
-		return "", &PrivateError{fmt.Sprintf("the rowkit binary %q is not an absolute path", binary)}
 	}
 	top, err := userDir(base)
 	if err != nil {
@@ -150,13 +150,18 @@ func userDir(base string) (string, error) {
 	return top, nil
 }
 
+// bashEnvFile is the BASH_ENV file beside bin, a directory of private
+// commands Links returned.
+func bashEnvFile(bin string) string { return filepath.Join(filepath.Dir(bin), "env") }
+
 // complete reports whether dir holds the BASH_ENV file and exactly a link
 // under each of names.
 func complete(dir string, names []string) bool {
-	if fi, err := os.Lstat(filepath.Join(dir, "env")); err != nil || !fi.Mode().IsRegular() {
+	bin := filepath.Join(dir, "bin")
+	if fi, err := os.Lstat(bashEnvFile(bin)); err != nil || !fi.Mode().IsRegular() {
 		return false
 	}
-	ents, err := os.ReadDir(filepath.Join(dir, "bin"))
+	ents, err := os.ReadDir(bin)
 	if err != nil || len(ents) != len(names) {
 		return false
 	}
@@ -191,7 +196,7 @@ func makeLinks(top, binary string, names []string) (string, error) {
 			return fail(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "env"), []byte(bashEnv), 0o600); err != nil {
+	if err := os.WriteFile(bashEnvFile(bin), []byte(bashEnv), 0o600); err != nil {
 		return fail(err)
 	}
 	return dir, nil

@@ -201,7 +201,7 @@ func bashEnviron(cfg Config) []string {
 	} else {
 		env = unsetenv(env, CallerBashEnv)
 	}
-	return setenv(env, "BASH_ENV", strings.TrimSuffix(cfg.Private, "/bin")+"/env")
+	return setenv(env, "BASH_ENV", bashEnvFile(cfg.Private))
 }
 
 func getenv(env []string, key string) (string, bool) {
