@@ -69,7 +69,16 @@ func TestShellCorpus(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				c := &corpusRun{t: t, bash: bash, self: self, template: template, script: script}
-				if d := c.compare(); d != "" {
+				d, onlyNote := c.compare()
+				if onlyNote {
+					// A process on its way out when the script ends (a
+					// process substitution a loaded machine has not run
+					// yet) races with both checks: a disagreement on
+					// that alone is run again, once.
+					t.Logf("run again: %s", d)
+					d, _ = c.compare()
+				}
+				if d != "" {
 					mu.Lock()
 					differ = append(differ, name)
 					mu.Unlock()
@@ -157,7 +166,9 @@ type outcome struct {
 	left           bool // processes were left running in its process group
 }
 
-func (c *corpusRun) compare() string {
+// compare runs the script both ways and says how they differ ("" when
+// they do not); onlyNote when the clean-up note is all that differs.
+func (c *corpusRun) compare() (diff string, onlyNote bool) {
 	c.root = c.t.TempDir()
 	c.work, c.home, c.tmpdir = filepath.Join(c.root, "work"), filepath.Join(c.root, "home"), filepath.Join(c.root, "tmp")
 	want := c.run(exec.Command(c.bash, "-lc", c.script), "bash")
@@ -172,6 +183,7 @@ func (c *corpusRun) compare() string {
 	}
 	if notes > 0 != want.left {
 		d = append(d, fmt.Sprintf("the clean-up note: %d, but bash left processes running: %v", notes, want.left))
+		onlyNote = len(d) == 1
 	}
 	if got.status != want.status {
 		d = append(d, fmt.Sprintf("status: %d, bash %d", got.status, want.status))
@@ -181,7 +193,7 @@ func (c *corpusRun) compare() string {
 			d = append(d, fmt.Sprintf("file %s: %q, bash %q", k, got.files[k], want.files[k]))
 		}
 	}
-	return strings.Join(d, "\n")
+	return strings.Join(d, "\n"), onlyNote && len(d) == 1
 }
 
 // run runs c (argv[0] named argv0) in a fresh copy of the fixture.
