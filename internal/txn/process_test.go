@@ -131,6 +131,9 @@ func row(line int, text string) string { return fmt.Sprintf("%d:%s", line, rows.
 func writeFiles(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	for name, data := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -231,7 +234,8 @@ func litter(dir string) []string {
 			return nil
 		}
 		rel, _ := filepath.Rel(dir, p)
-		if strings.Contains(d.Name(), ".rowkit-") || rel == ".rowkit/journal" || rel == ".rowkit/journal.tmp" {
+		inState := filepath.Dir(rel) == ".rowkit" && d.Name() != "lock" && d.Name() != ".gitignore"
+		if strings.Contains(d.Name(), ".rowkit-") || inState {
 			bad = append(bad, rel)
 		}
 		return nil
