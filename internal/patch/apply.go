@@ -250,13 +250,51 @@ func (pl *plan) changes() []txn.Change {
 			put(txn.Change{Target: f.target, Data: f.out, Mode: f.mode, Old: f.base})
 		}
 	}
+	for _, l := range pl.links {
+		switch {
+		case l.deleted:
+			out = append(out, txn.Change{Target: l.at, Delete: true, Link: true, Old: []byte(l.text)})
+		case l.dest != l.at:
+			out = append(out, txn.Change{Target: l.dest, Link: true, Data: []byte(l.text)},
+				txn.Change{Target: l.at, Delete: true, Link: true, Old: []byte(l.text)})
+		}
+	}
 	return out
+}
+
+// linkActions are the net actions on the symlinks the script removed or
+// moved, each with the command that selected it.
+func (pl *plan) linkActions() ([]FileAction, []int) {
+	var acts []FileAction
+	var at []int
+	for _, l := range pl.links {
+		switch {
+		case l.deleted:
+			acts = append(acts, FileAction{Action: "deleted", Path: l.origin, Symlink: true, LinkTo: l.text})
+		case l.dest != l.at:
+			acts = append(acts, FileAction{Action: "moved", Path: l.path, From: l.origin, Symlink: true, LinkTo: l.text})
+		default:
+			continue
+		}
+		at = append(at, l.selCmd)
+	}
+	return acts, at
 }
 
 // result reports the net file actions and the rows at every edit's edges.
 func (pl *plan) result() *Result {
 	res := &Result{Files: []FileAction{}}
+	links, linkCmds := pl.linkActions()
+	// The actions come in script order: a link's where its selection is.
+	addLinks := func(before int) {
+		for len(links) > 0 && linkCmds[0] < before {
+			res.Files = append(res.Files, links[0])
+			links, linkCmds = links[1:], linkCmds[1:]
+		}
+	}
+	defer func() { addLinks(int(^uint(0) >> 1)) }()
 	for _, f := range pl.files {
+		addLinks(f.selCmd)
 		switch {
 		case f.deleted && f.created:
 			continue

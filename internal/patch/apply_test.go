@@ -36,7 +36,7 @@ func TestApplyDesignExample(t *testing.T) {
 	if fi, _ := os.Stat(filepath.Join(root.Dir(), "notes.txt")); fi.Mode().Perm() != 0o640 {
 		t.Fatalf("mode %v", fi.Mode())
 	}
-	if res.Status != StatusApplied || len(res.Files) != 1 || res.Files[0] != (FileAction{"modified", "notes.txt", ""}) {
+	if res.Status != StatusApplied || len(res.Files) != 1 || res.Files[0] != (FileAction{Action: "modified", Path: "notes.txt"}) {
 		t.Fatalf("%+v", res)
 	}
 	// Each edit's edges are verified rows of the new file.
@@ -180,8 +180,11 @@ func TestApplyFilesAndDiff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acts := fmt.Sprint(res.Files)
-	if acts != "[{modified a.txt } {moved sub/b2.txt b.txt} {deleted c.txt } {created n.txt }]" {
+	var acts string
+	for _, f := range res.Files {
+		acts += fmt.Sprintf("[%s %s %s]", f.Action, f.Path, f.From)
+	}
+	if acts != "[modified a.txt ][moved sub/b2.txt b.txt][deleted c.txt ][created n.txt ]" {
 		t.Fatalf("%s", acts)
 	}
 	if readFile(t, root.Dir(), "sub/b2.txt") != "BEE\n" || readFile(t, root.Dir(), "n.txt") != "new\n" {

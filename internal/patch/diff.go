@@ -67,6 +67,14 @@ func (pl *plan) diff(ctx context.Context) (string, error) {
 		}
 		writeHunks(&b, changes, ol, nl)
 	}
+	for _, l := range pl.links {
+		switch {
+		case l.deleted:
+			fmt.Fprintf(&b, "diff --git a/%s b/%s\ndeleted file mode 120000\n--- a/%s\n+++ /dev/null\n@@ -1 +0,0 @@\n-%s\n\\ No newline at end of file\n", l.origin, l.origin, l.origin, l.text)
+		case l.dest != l.at:
+			fmt.Fprintf(&b, "diff --git a/%s b/%s\nrename from %s\nrename to %s\n", l.origin, l.path, l.origin, l.path)
+		}
+	}
 	return b.String(), nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"path"
 	"sort"
 	"strings"
 
@@ -21,6 +22,8 @@ type files interface {
 	Load(req string) (*workspace.File, error)
 	Free(req string) (clean, target string, err error)
 	Resolve(req string) (clean, target string, err error)
+	Symlink(req string) (clean, at, text string, ok bool, err error)
+	LinkTarget(at, text string) (target string, exists bool, err error)
 }
 
 // fileState is one file the script touches: its baseline (the bytes when
@@ -37,10 +40,11 @@ type fileState struct {
 	rec    *recorder // the baseline's records
 	mode   fs.FileMode
 
-	created bool // by new
-	deleted bool // by rm
-	broken  bool // selecting it failed; its commands are not judged further
-	selCmd  int  // the command that selected or created it
+	created bool   // by new
+	deleted bool   // by rm
+	broken  bool   // selecting it failed; its commands are not judged further
+	why     string // a link to nothing selected for rm: why it cannot be edited
+	selCmd  int    // the command that selected or created it
 
 	pending []*pending
 	edits   []*edit
@@ -74,9 +78,26 @@ type edit struct {
 	replacedTo int // for rows targets: the last baseline line replaced
 }
 
+// linkState is a symbolic link the script selected by its own name (in
+// PATH, PATH's last component a link). rm and mv act on the link itself,
+// as they do in a shell; type and add edit the file it leads to (file).
+// Acting on what the link points to would delete or move a file the
+// script never named, and leave the link dangling.
+type linkState struct {
+	origin  string // clean path at the start
+	at      string // canonical location at the start
+	text    string // what it holds
+	path    string // clean path now
+	dest    string // canonical location now
+	file    *fileState
+	selCmd  int
+	deleted bool
+}
+
 // plan is a resolved script: every file's new content, or the failures.
 type plan struct {
 	files []*fileState
+	links []*linkState
 	fails []Failure
 }
 
@@ -87,7 +108,10 @@ func build(ctx context.Context, ws files, s *Script) (*plan, error) {
 	pl := &plan{}
 	byPath := map[string]*fileState{}   // live files by current clean path
 	byTarget := map[string]*fileState{} // every file by canonical target at the start
+	byLink := map[string]*linkState{}   // every link by canonical location at the start
+	linkAt := map[string]*linkState{}   // live links by current clean path
 	var cur *fileState
+	var curLink *linkState // the link cur was selected by, if any
 	fail := func(c *Command, path, reason, msg string, rs []rows.Record) {
 		pl.fails = append(pl.fails, Failure{Command: c.N, Op: c.Op(), Path: path, Reason: reason, Message: msg, Rows: rs})
 	}
@@ -100,6 +124,26 @@ func build(ctx context.Context, ws files, s *Script) (*plan, error) {
 		}
 		return nil
 	}
+	linkTaken := func(t string) *linkState {
+		for _, l := range pl.links {
+			if !l.deleted && l.dest == t {
+				return l
+			}
+		}
+		return nil
+	}
+	// unlink re-homes the file l leads to when it was known by l's path:
+	// the link goes away from there (removed or moved), the file keeps its
+	// own path.
+	unlink := func(l *linkState) {
+		delete(linkAt, l.path)
+		f := l.file
+		if !f.broken && f.path == l.path && f.dest == f.target {
+			delete(byPath, f.path)
+			f.path, f.origin = f.target, f.target
+			byPath[f.path] = f
+		}
+	}
 	// free finds where a new or moved file may go: the path must be free
 	// on disk, or freed earlier in this script.
 	free := func(c *Command) (string, string, bool) {
@@ -109,7 +153,15 @@ func build(ctx context.Context, ws files, s *Script) (*plan, error) {
 				fail(c, c.Path, ReasonFilePath, fmt.Sprintf("%s is taken: command %d put a file there", clean, f.selCmd), nil)
 				return "", "", false
 			}
+			if l := linkTaken(target); l != nil {
+				fail(c, c.Path, ReasonFilePath, fmt.Sprintf("%s is taken: command %d moved a symlink there", clean, l.selCmd), nil)
+				return "", "", false
+			}
 			return clean, target, true
+		}
+		if _, at, _, isLink, _ := ws.Symlink(c.Path); isLink && byLink[at] != nil {
+			fail(c, c.Path, ReasonFilePath, fmt.Sprintf("%s is the symlink that command %d selected: a path it leaves is taken until the script is applied; put a file there in another script", clean, byLink[at].selCmd), nil)
+			return "", "", false
 		}
 		if errs.Code(err) == workspace.CodeExists {
 			if _, t, rerr := ws.Resolve(c.Path); rerr == nil {
@@ -128,14 +180,36 @@ func build(ctx context.Context, ws files, s *Script) (*plan, error) {
 		c := &s.Commands[i]
 		switch c.Kind {
 		case kindIn:
-			cur = nil
+			cur, curLink = nil, nil
 			if clean, err := workspace.Clean(c.Path); err == nil {
+				if l := linkAt[clean]; l != nil {
+					cur, curLink = l.file, l
+					continue
+				}
 				if f := byPath[clean]; f != nil {
 					cur = f
 					continue
 				}
 			}
+			clean, at, text, isLink, _ := ws.Symlink(c.Path)
+			if isLink && byLink[at] != nil {
+				fail(c, c.Path, ReasonFilePath, fmt.Sprintf("%s is a symlink that was moved or deleted earlier in this script; select it by its new path", clean), nil)
+				cur = &fileState{broken: true, path: c.Path}
+				continue
+			}
 			wf, err := ws.Load(c.Path)
+			if err != nil && isLink {
+				// A link to nothing, or to what is not a file of the
+				// workspace: selected all the same, for rm (which acts on
+				// the link); an edit or a move of it is refused.
+				why := fmt.Sprintf("%s is a symlink to %s, which is not a file of the workspace: %s", clean, quoteClamped(text), pathMessage(err))
+				cur = &fileState{broken: true, path: c.Path, why: why}
+				curLink = &linkState{origin: clean, at: at, text: text, path: clean, dest: at, file: cur, selCmd: c.N}
+				pl.links = append(pl.links, curLink)
+				byLink[at] = curLink
+				linkAt[clean] = curLink
+				continue
+			}
 			if err != nil {
 				fail(c, c.Path, ReasonFilePath, pathMessage(err), nil)
 				cur = &fileState{broken: true, path: c.Path}
@@ -148,20 +222,26 @@ func build(ctx context.Context, ws files, s *Script) (*plan, error) {
 					continue
 				}
 				cur = f // the same file under another name (a symlink)
-				continue
+			} else {
+				idx, err := rows.NewIndex(wf.Data)
+				if err != nil {
+					fail(c, c.Path, ReasonFilePath, fmt.Sprintf("%s is not UTF-8 text: %v", wf.Path, err), nil)
+					cur = &fileState{broken: true, path: c.Path}
+					continue
+				}
+				cur = &fileState{origin: wf.Path, target: wf.Target, path: wf.Path, dest: wf.Target, base: wf.Data, idx: idx, mode: wf.Mode, selCmd: c.N}
+				pl.files = append(pl.files, cur)
+				byPath[wf.Path] = cur
+				byTarget[wf.Target] = cur
 			}
-			idx, err := rows.NewIndex(wf.Data)
-			if err != nil {
-				fail(c, c.Path, ReasonFilePath, fmt.Sprintf("%s is not UTF-8 text: %v", wf.Path, err), nil)
-				cur = &fileState{broken: true, path: c.Path}
-				continue
+			if isLink {
+				curLink = &linkState{origin: clean, at: at, text: text, path: clean, dest: at, file: cur, selCmd: c.N}
+				pl.links = append(pl.links, curLink)
+				byLink[at] = curLink
+				linkAt[clean] = curLink
 			}
-			cur = &fileState{origin: wf.Path, target: wf.Target, path: wf.Path, dest: wf.Target, base: wf.Data, idx: idx, mode: wf.Mode, selCmd: c.N}
-			pl.files = append(pl.files, cur)
-			byPath[wf.Path] = cur
-			byTarget[wf.Target] = cur
 		case kindNew:
-			cur = nil
+			cur, curLink = nil, nil
 			clean, target, ok := free(c)
 			if !ok {
 				cur = &fileState{broken: true, path: c.Path}
@@ -172,7 +252,15 @@ func build(ctx context.Context, ws files, s *Script) (*plan, error) {
 			pl.files = append(pl.files, cur)
 			byPath[clean] = cur
 		case kindMv:
+			if cur != nil && cur.why != "" {
+				fail(c, c.Path, ReasonFilePath, cur.why+": only rm applies to it", nil)
+				continue
+			}
 			if cur == nil || cur.broken {
+				continue
+			}
+			if curLink != nil {
+				moveLink(ws, c, curLink, free, fail, unlink, linkAt)
 				continue
 			}
 			clean, target, ok := free(c)
@@ -183,6 +271,14 @@ func build(ctx context.Context, ws files, s *Script) (*plan, error) {
 			cur.path, cur.dest = clean, target
 			byPath[clean] = cur
 		case kindRm:
+			if curLink != nil {
+				// The link goes, as rm(1) removes it; the file it leads to
+				// stays, with any edits the script makes to it.
+				curLink.deleted = true
+				unlink(curLink)
+				cur, curLink = nil, nil
+				continue
+			}
 			if cur == nil || cur.broken {
 				cur = nil
 				continue
@@ -204,6 +300,10 @@ func build(ctx context.Context, ws files, s *Script) (*plan, error) {
 			delete(byPath, cur.path)
 			cur = nil
 		case kindType, kindAdd, kindInit:
+			if cur != nil && cur.why != "" {
+				fail(c, curLink.path, ReasonFilePath, cur.why+": only rm applies to it", nil)
+				continue
+			}
 			if cur == nil || cur.broken {
 				continue
 			}
@@ -228,6 +328,35 @@ func build(ctx context.Context, ws files, s *Script) (*plan, error) {
 		}
 	}
 	return pl, nil
+}
+
+// moveLink moves the symlink l to the path command c names, as mv(1)
+// does: the link itself, its text unchanged. The move is refused when,
+// from the new place, that text would no longer lead to the same file: a
+// dangling or redirected link is never made silently.
+func moveLink(ws files, c *Command, l *linkState, free func(*Command) (string, string, bool),
+	fail func(*Command, string, string, string, []rows.Record), unlink func(*linkState), linkAt map[string]*linkState) {
+	clean, target, ok := free(c)
+	if !ok {
+		return
+	}
+	if path.Dir(target) == path.Dir(l.dest) {
+		// The same directory: the text leads where it led.
+	} else if to, exists, err := ws.LinkTarget(target, l.text); err != nil || !exists || to != l.file.target {
+		where := "nowhere"
+		switch {
+		case err != nil && errs.Code(err) == workspace.CodeOutside:
+			where = "outside the workspace"
+		case exists:
+			where = quoteClamped(to)
+		}
+		fail(c, c.Path, ReasonFilePath, fmt.Sprintf("%s is a symlink holding %s; mv moves the link itself, as mv(1) does, and at %s that text would lead %s, not to %s: move the file instead (in %s), or remake the link in a shell",
+			l.path, quoteClamped(l.text), clean, where, quoteClamped(l.file.target), l.file.target), nil)
+		return
+	}
+	unlink(l)
+	l.path, l.dest = clean, target
+	linkAt[clean] = l
 }
 
 // pathMessage is the one-line explanation of a workspace error.

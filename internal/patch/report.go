@@ -175,11 +175,19 @@ func report(res *Result, b rows.Budget) (string, kept) {
 	for _, f := range res.Files {
 		blk = append(blk, f.Action...)
 		blk = append(blk, ' ')
+		if f.Symlink {
+			blk = append(blk, "symlink "...)
+		}
 		if f.From != "" {
 			blk = jsonstr.Append(blk, f.From)
 			blk = append(blk, " -> "...)
 		}
 		blk = jsonstr.Append(blk, f.Path)
+		if f.Symlink {
+			blk = append(blk, " (link to "...)
+			blk = jsonstr.Append(blk, f.LinkTo)
+			blk = append(blk, "; its target untouched)"...)
+		}
 		blk = append(blk, '\n')
 	}
 	if ok, _ := adm.Admit(blk); !ok {

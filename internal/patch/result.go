@@ -35,6 +35,11 @@ type FileAction struct {
 	Action string `json:"action" jsonschema:"modified, created, deleted or moved"`
 	Path   string `json:"path" jsonschema:"the file's path after the script"`
 	From   string `json:"from,omitempty" jsonschema:"moved only: the path before"`
+	// Symlink: the action was on a symbolic link itself (rm and mv of a
+	// path that is a link act on the link, as in a shell), whose text is
+	// LinkTo; what it leads to is not touched.
+	Symlink bool   `json:"symlink,omitempty" jsonschema:"the path is a symbolic link, deleted or moved itself; what it leads to is not touched"`
+	LinkTo  string `json:"linkTo,omitempty" jsonschema:"symlink only: the link's text (what it leads to)"`
 }
 
 // EditRows are the rows around one edit after the script.

@@ -151,8 +151,13 @@ func read(dir, name string) string {
 // stepsOf runs script's commit once in a fresh copy of files and returns
 // its steps.
 func stepsOf(t *testing.T, files map[string]string, script string) []string {
+	return stepsWith(t, func(dir string) { writeFiles(t, dir, files) }, script)
+}
+
+// stepsWith is stepsOf in a workspace that setup makes.
+func stepsWith(t *testing.T, setup func(dir string), script string) []string {
 	dir := t.TempDir()
-	writeFiles(t, dir, files)
+	setup(dir)
 	var got []string
 	txn.SetFaultHook(func(s string) error { got = append(got, s); return nil })
 	defer txn.SetFaultHook(nil)
