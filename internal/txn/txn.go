@@ -165,6 +165,13 @@ func (e *ChangedError) Error() string {
 // or a recovery; an error it returns is the step's error.
 var faultHook func(step string) error
 
+// SetFaultHook installs f to run before every step of every transaction
+// and recovery of this process (nil removes it), for tests, in this
+// package and others (a test binary that kills its own commit at a chosen
+// step to leave a real pending journal). Nothing in rowkit's commands
+// calls it.
+func SetFaultHook(f func(step string) error) { faultHook = f }
+
 // tx is one transaction (or the recovery of one) under the lock.
 type tx struct {
 	ws      *workspace.Root

@@ -108,6 +108,12 @@ func Open(dir string) (*Root, error) {
 	return &Root{dir: abs, h: h, fd: fd}, nil
 }
 
+// Close releases the held root directory.
+func (r *Root) Close() error {
+	r.fd.Close()
+	return r.h.Close()
+}
+
 // Dir returns the canonical root directory, as it was when the workspace
 // was opened. What that path names now may differ (see Check).
 func (r *Root) Dir() string { return r.dir }
