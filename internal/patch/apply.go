@@ -164,7 +164,6 @@ func (pl *plan) checkSyntax(ctx context.Context, check Checker) ([]Failure, erro
 				continue // already broken: not held to it
 			}
 		}
-		e := f.culprit(line)
 		x, _ := rows.NewIndex(f.out)
 		var prop []rows.Record
 		for l := max(1, line-2); x != nil && l <= min(x.Count(), line+2); l++ {
@@ -172,12 +171,40 @@ func (pl *plan) checkSyntax(ctx context.Context, check Checker) ([]Failure, erro
 		}
 		fail := Failure{Op: "type", Path: f.path, Reason: ReasonLanguageSyntax,
 			Message: fmt.Sprintf("the new content does not parse: line %d: %s", line, msg), Proposed: prop}
-		if e != nil {
-			fail.Command, fail.Op, fail.Path = e.cmd.N, e.cmd.Op(), e.path
+		var err error
+		if fail.Op, fail.Command, fail.Path, err = f.blame(ctx, check, line); err != nil {
+			return nil, err
 		}
 		fails = append(fails, fail)
 	}
 	return fails, nil
+}
+
+// blame is the command a language failure at line l of the new content is
+// reported against: the mv that gave the file a language its content (as
+// it was) does not parse in; else the edit that most plausibly broke the
+// line; else, for a file the script creates without content that parses
+// (an empty Go file has no package clause), its new; else its last mv.
+func (f *fileState) blame(ctx context.Context, check Checker, l int) (op string, n int, path string, err error) {
+	if f.mv != nil && !f.created {
+		_, _, bad := check(ctx, f.dest, f.base)
+		if err := ctx.Err(); err != nil {
+			return "", 0, "", err
+		}
+		if bad {
+			return "mv", f.mv.N, f.mv.Path, nil
+		}
+	}
+	if e := f.culprit(l); e != nil {
+		return e.cmd.Op(), e.cmd.N, e.path, nil
+	}
+	if f.created {
+		return "new", f.selCmd, f.path, nil
+	}
+	if f.mv != nil {
+		return "mv", f.mv.N, f.mv.Path, nil
+	}
+	return "type", 0, f.path, nil
 }
 
 // culprit is the edit that most plausibly broke line l of the new content:
@@ -323,7 +350,7 @@ func (pl *plan) result() *Result {
 			if e.outEnd == e.outStart && e.start == e.end && e != f.eof {
 				continue // an empty insertion
 			}
-			res.Edits = append(res.Edits, EditRows{Command: e.cmd.N, Op: e.cmd.Op(), Path: f.path, Rows: edgeRows(rec, e)})
+			res.Edits = append(res.Edits, EditRows{Command: e.cmd.N, Op: e.cmd.Op(), Path: f.path, Rows: edgeRows(rec, e), Moved: e.shift})
 		}
 	}
 	return res

@@ -321,3 +321,87 @@ func TestApplyStopsOnCancel(t *testing.T) {
 		}
 	}
 }
+
+// A relocated edit says its target had moved and by how much, in the
+// result and in the report, so that the caller knows its other rows of the
+// file are stale by as much (issue 24, item 15); an edit of current rows
+// says nothing more.
+func TestRelocatedEditSaysTheShift(t *testing.T) {
+	base := "l1\nl2\nl3\nl4\nl5\nl6\n"
+	root := workspaceWith(t, map[string]string{"f.txt": "new1\nnew2\n" + base, "g.txt": base})
+	r := func(n int) string { return ref(n, "l"+itoa(n)) }
+	res, err := Apply(context.Background(), root, "in f.txt\ntype "+r(2)+".."+r(4)+" \"X\"\nin g.txt\ntype "+r(5)+" \"Y\"\n", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Edits) != 2 || res.Edits[0].Moved != 2 || res.Edits[1].Moved != 0 {
+		t.Fatalf("%+v", res.Edits)
+	}
+	text := Report(res, rows.DefaultBudget)
+	if !strings.Contains(text, "command 2 type (target moved +2 lines; rows read before are stale):\n") || !strings.Contains(text, "command 4 type:\n") {
+		t.Fatalf("%s", text)
+	}
+	if readFile(t, root.Dir(), "f.txt") != "new1\nnew2\nl1\nX\nl5\nl6\n" {
+		t.Fatal(readFile(t, root.Dir(), "f.txt"))
+	}
+	// Moved up by one: the sign and the singular.
+	root = workspaceWith(t, map[string]string{"f.txt": "l2\nl3\nl4\nl5\n"})
+	res, err = Apply(context.Background(), root, "in f.txt\ntype "+r(3)+".."+r(4)+" \"X\"\n", Options{})
+	if err != nil || len(res.Edits) != 1 || res.Edits[0].Moved != -1 ||
+		!strings.Contains(Report(res, rows.DefaultBudget), "command 2 type (target moved -1 line; rows read before are stale):\n") {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+// rm of a file the script creates cancels the creation, content and all,
+// as HPATCH/2 (design §9: rm deletes the selected file) and the reference
+// engine do; rm of an existing file after its edits is still an
+// edit-conflict (issue 24, item 16).
+func TestRmCancelsCreation(t *testing.T) {
+	root := workspaceWith(t, map[string]string{"a.txt": "a\n"})
+	res, err := Apply(context.Background(), root, "new g.txt\ntype \"v\\n\"\nrm\n", Options{})
+	if err != nil || res.Status != StatusUnchanged || len(res.Failures) != 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	res, err = Apply(context.Background(), root, "new g.txt\ntype \"v\\n\"\nmv h.txt\nrm\nin a.txt\ntype "+ref(1, "a")+" \"b\"\n", Options{})
+	if err != nil || res.Status != StatusApplied || len(res.Files) != 1 || res.Files[0].Path != "a.txt" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	for _, n := range []string{"g.txt", "h.txt"} {
+		if _, err := os.Lstat(filepath.Join(root.Dir(), n)); err == nil {
+			t.Fatalf("%s was created", n)
+		}
+	}
+	res, _ = Apply(context.Background(), root, "in a.txt\ntype "+ref(1, "b")+" \"c\"\nrm\n", Options{})
+	if len(res.Failures) != 1 || res.Failures[0].Reason != ReasonConflict || res.Failures[0].Command != 3 {
+		t.Fatalf("%+v", res)
+	}
+}
+
+// A language failure that an mv causes (the file's content, as it was,
+// does not parse in the language of its new name) or that an empty new Go
+// file causes (no package clause) names that command, not "command 0";
+// one an edit causes names the edit (issue 24, item 16).
+func TestLanguageFailureNamesItsCommand(t *testing.T) {
+	root := workspaceWith(t, map[string]string{"a.txt": "hello world\n", "b.txt": "package b\n"})
+	for _, c := range []struct {
+		script, op string
+		n          int
+		path       string
+	}{
+		{"in a.txt\nmv a.go\n", "mv", 2, "a.go"},
+		{"in a.txt\ntype \"hello\" \"bye\"\nmv a.go\n", "mv", 3, "a.go"},
+		{"new x.go\n", "new", 1, "x.go"},
+		{"new x.go\ntype \"package\"\n", "type", 2, "x.go"},
+		{"in b.txt\nmv b.go\ntype \"package b\" \"package b c\"\n", "type", 3, "b.go"},
+	} {
+		res, err := Apply(context.Background(), root, c.script, Options{})
+		if err == nil || len(res.Failures) != 1 {
+			t.Fatalf("%q: %+v %v", c.script, res, err)
+		}
+		f := res.Failures[0]
+		if f.Reason != ReasonLanguageSyntax || f.Op != c.op || f.Command != c.n || f.Path != c.path {
+			t.Errorf("%q: %s", c.script, f.Line())
+		}
+	}
+}

@@ -40,11 +40,12 @@ type fileState struct {
 	rec    *recorder // the baseline's records
 	mode   fs.FileMode
 
-	created bool   // by new
-	deleted bool   // by rm
-	broken  bool   // selecting it failed; its commands are not judged further
-	why     string // a link to nothing selected for rm: why it cannot be edited
-	selCmd  int    // the command that selected or created it
+	created bool     // by new
+	deleted bool     // by rm
+	mv      *Command // the last mv of it, if any
+	broken  bool     // selecting it failed; its commands are not judged further
+	why     string   // a link to nothing selected for rm: why it cannot be edited
+	selCmd  int      // the command that selected or created it
 
 	pending []*pending
 	edits   []*edit
@@ -76,6 +77,7 @@ type edit struct {
 	startLine  int // baseline lines the edit touches, for messages
 	endLine    int
 	replacedTo int // for rows targets: the last baseline line replaced
+	shift      int // how far its stale rows had moved (relocated); 0 when they had not
 }
 
 // linkState is a symbolic link the script selected by its own name (in
@@ -269,6 +271,7 @@ func build(ctx context.Context, ws files, s *Script) (*plan, error) {
 			}
 			delete(byPath, cur.path)
 			cur.path, cur.dest = clean, target
+			cur.mv = c
 			byPath[clean] = cur
 		case kindRm:
 			if curLink != nil {
@@ -283,9 +286,12 @@ func build(ctx context.Context, ws files, s *Script) (*plan, error) {
 				cur = nil
 				continue
 			}
-			if len(cur.pending) > 0 {
+			if len(cur.pending) > 0 && !cur.created {
 				// Deleting the file would drop the content the script
 				// gave it; pending content is never discarded silently.
+				// (A file the script creates is not there to keep: rm
+				// cancels its creation, content and all, as HPATCH/2
+				// says rm deletes the selected file.)
 				var ns []int
 				for _, p := range cur.pending {
 					ns = append(ns, p.cmd.N)
@@ -453,10 +459,10 @@ func (f *fileState) resolve(ctx context.Context) ([]Failure, error) {
 				continue
 			}
 			if c.Kind == kindAdd {
-				f.edits = append(f.edits, &edit{cmd: c, path: p.path, start: x.Start(a), end: x.Start(a), value: addValue(c.Value, x, a), insert: true, seq: seq, startLine: a, endLine: a})
+				f.edits = append(f.edits, &edit{cmd: c, path: p.path, start: x.Start(a), end: x.Start(a), value: addValue(c.Value, x, a), insert: true, seq: seq, startLine: a, endLine: a, shift: d})
 				continue
 			}
-			f.edits = append(f.edits, &edit{cmd: c, path: p.path, start: x.Start(a), end: x.End(b), value: typeValue(c.Value, x.Term(b)), seq: seq, startLine: a, endLine: b})
+			f.edits = append(f.edits, &edit{cmd: c, path: p.path, start: x.Start(a), end: x.End(b), value: typeValue(c.Value, x.Term(b)), seq: seq, startLine: a, endLine: b, shift: d})
 		case c.Target.Kind == TargetText:
 			from := 0
 			if c.Target.Anchored {
@@ -468,7 +474,7 @@ func (f *fileState) resolve(ctx context.Context) ([]Failure, error) {
 				continue
 			}
 			for _, at := range found {
-				e := &edit{cmd: c, path: p.path, start: at, end: at + len(c.Target.Needle), value: c.Value, seq: seq, startLine: x.LineAt(at), endLine: x.LineAt(at + len(c.Target.Needle) - 1)}
+				e := &edit{cmd: c, path: p.path, start: at, end: at + len(c.Target.Needle), value: c.Value, seq: seq, startLine: x.LineAt(at), endLine: x.LineAt(at + len(c.Target.Needle) - 1), shift: d}
 				if c.Kind == kindAdd {
 					e.end, e.insert, e.endLine = at, true, e.startLine
 				}

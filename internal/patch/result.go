@@ -48,4 +48,9 @@ type EditRows struct {
 	Op      string        `json:"op" jsonschema:"type or add"`
 	Path    string        `json:"path" jsonschema:"the file's path after the script"`
 	Rows    []rows.Record `json:"rows" jsonschema:"verified rows of the new content: the row before, the first and last new rows, the row after"`
+	// Moved is how many lines the edit's target had moved since its rows
+	// were copied (relocated: +3 means 3 lines further down); 0 when
+	// they were current. Other rows copied from the file at the same time
+	// are stale by as much.
+	Moved int `json:"moved,omitempty" jsonschema:"lines the target had moved since its rows were copied (relocated; +3 is 3 lines down); other rows copied from this file then are stale too"`
 }
