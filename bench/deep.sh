@@ -18,21 +18,8 @@ depths=${1:-"1000 1500"}
 runs=${2:-5}
 base_rev=${3-03b7203}
 out=bench/out/deep
-mkdir -p "$out/new" "$out/base"
-go build -o "$out/new/rowkit" ./cmd/rowkit
-bins=(new)
-if [ -n "$base_rev" ]; then
-	if [ ! -x "$out/base/rowkit" ] || [ "$(cat "$out/base/rev" 2>/dev/null)" != "$base_rev" ]; then
-		rm -rf "$out/base/src" && mkdir -p "$out/base/src"
-		git archive "$base_rev" | tar -x -C "$out/base/src"
-		(cd "$out/base/src" && go build -o ../rowkit ./cmd/rowkit)
-		echo "$base_rev" >"$out/base/rev"
-	fi
-	bins=(base new)
-fi
-for b in "${bins[@]}"; do
-	for n in hread hpatch inspect_file; do ln -sf rowkit "$out/$b/$n"; done
-done
+. bench/builds.sh
+builds "$out" "$base_rev"
 
 # tree DEPTH: a workspace with f.py at DEPTH and at depth 1.
 tree() {

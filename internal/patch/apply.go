@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/lang"
 	"github.com/rowkit/rowkit/internal/rows"
 	"github.com/rowkit/rowkit/internal/txn"
 	"github.com/rowkit/rowkit/internal/workspace"
@@ -70,6 +72,12 @@ func apply(ctx context.Context, root *workspace.Root, script string, opts Option
 	if check == nil {
 		check = LangChecker
 	}
+	// The default check has nothing to say of a file in no language it
+	// parses: its new content is then never joined into one buffer.
+	checks := func(path string) bool {
+		f := lang.Lookup(path)
+		return opts.Check != nil || f != nil && f != lang.Markdown
+	}
 	s, fails := Parse(script)
 	if len(fails) > 0 {
 		return reject(fails)
@@ -81,7 +89,7 @@ func apply(ctx context.Context, root *workspace.Root, script string, opts Option
 	if len(pl.fails) > 0 {
 		return reject(pl.fails)
 	}
-	fails, err = pl.checkSyntax(ctx, check)
+	fails, err = pl.checkSyntax(ctx, check, checks)
 	if err != nil {
 		return nil, stopped(err)
 	}
@@ -94,7 +102,6 @@ func apply(ctx context.Context, root *workspace.Root, script string, opts Option
 	}
 	res := pl.result()
 	res.Gofmt = formatted
-	changes := pl.changes()
 	if opts.DryRun {
 		res.Status = StatusDryRun
 		if res.Diff, err = pl.diff(ctx); err != nil {
@@ -102,6 +109,21 @@ func apply(ctx context.Context, root *workspace.Root, script string, opts Option
 		}
 		return res, nil
 	}
+	held := 0
+	for _, f := range pl.files {
+		if f.base != nil || !f.created {
+			f.baseSum = txn.BaseOf(f.base)
+		}
+		held += len(f.base)
+		f.release()
+	}
+	if held >= 16<<20 {
+		// The baselines are dropped: collect them now, so that the
+		// commit, which streams each file's unchanged content from the
+		// file itself, reuses their memory instead of growing the heap.
+		runtime.GC()
+	}
+	changes := pl.changes()
 	if len(changes) == 0 {
 		res.Status = StatusUnchanged
 		return res, nil
@@ -142,13 +164,14 @@ func reject(fails []Failure) (*Result, error) {
 
 // checkSyntax parses every changed file that parsed before the script.
 // A done ctx stops it (the checker's answer is then not trusted).
-func (pl *plan) checkSyntax(ctx context.Context, check Checker) ([]Failure, error) {
+func (pl *plan) checkSyntax(ctx context.Context, check Checker, checks func(path string) bool) ([]Failure, error) {
 	var fails []Failure
 	for _, f := range pl.files {
-		if f.deleted || !f.diff {
+		if f.deleted || !f.diff || !checks(f.dest) {
 			continue
 		}
-		line, msg, bad := check(ctx, f.dest, f.out)
+		out := f.view.Bytes()
+		line, msg, bad := check(ctx, f.dest, out)
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -164,7 +187,7 @@ func (pl *plan) checkSyntax(ctx context.Context, check Checker) ([]Failure, erro
 				continue // already broken: not held to it
 			}
 		}
-		x, _ := rows.NewIndex(f.out)
+		x, _ := rows.NewIndex(out)
 		var prop []rows.Record
 		for l := max(1, line-2); x != nil && l <= min(x.Count(), line+2); l++ {
 			prop = append(prop, rows.ClampedRecord(l, x.Text(l)))
@@ -211,8 +234,8 @@ func (f *fileState) blame(ctx context.Context, check Checker, l int) (op string,
 // the one whose new text covers it, else the nearest before it, else the
 // first.
 func (f *fileState) culprit(l int) *edit {
-	x, err := rows.NewIndex(f.out)
-	if err != nil || len(f.edits) == 0 && f.eof == nil {
+	x := f.view.lines()
+	if len(f.edits) == 0 && f.eof == nil {
 		return nil
 	}
 	var best *edit
@@ -242,6 +265,9 @@ func (f *fileState) culprit(l int) *edit {
 }
 
 // changes are the plan's net file actions for the workspace transaction.
+// A new content is rendered at commit time from its view: the baseline's
+// ranges are copied from the file being replaced (or, for a file moved
+// with edits, from its source, From), never held whole.
 func (pl *plan) changes() []txn.Change {
 	var out []txn.Change
 	at := map[string]int{} // target -> index in out
@@ -249,32 +275,32 @@ func (pl *plan) changes() []txn.Change {
 		if i, ok := at[c.Target]; ok {
 			// A file deleted or moved away and another written in its
 			// place: one write over the old content.
-			prev := out[i]
-			if prev.Delete {
-				c.Old = prev.Old
-			} else {
-				c.Old = prev.Old
-				c.Data, c.Mode = prev.Data, prev.Mode
+			// The delete says what was there; the write, what goes
+			// there (whichever file of the script came first).
+			del, write := out[i], c
+			if !del.Delete {
+				del, write = write, del
 			}
-			c.Delete = false
-			out[i] = c
+			write.Base = del.Base
+			out[i] = write
 			return
 		}
 		at[c.Target] = len(out)
 		out = append(out, c)
 	}
 	for _, f := range pl.files {
+		render := f.view.render
 		switch {
 		case f.deleted && f.created:
 		case f.deleted:
-			put(txn.Change{Target: f.target, Delete: true, Old: f.base})
+			put(txn.Change{Target: f.target, Delete: true, Base: f.baseSum})
 		case f.created:
-			put(txn.Change{Target: f.dest, Data: f.out, Mode: f.mode})
+			put(txn.Change{Target: f.dest, Render: render, Mode: f.mode})
 		case f.dest != f.target:
-			put(txn.Change{Target: f.dest, Data: f.out, Mode: f.mode})
-			put(txn.Change{Target: f.target, Delete: true, Old: f.base})
+			put(txn.Change{Target: f.dest, Render: render, From: f.target, Mode: f.mode})
+			put(txn.Change{Target: f.target, Delete: true, Base: f.baseSum})
 		case f.diff:
-			put(txn.Change{Target: f.target, Data: f.out, Mode: f.mode, Old: f.base})
+			put(txn.Change{Target: f.target, Render: render, Mode: f.mode, Base: f.baseSum})
 		}
 	}
 	for _, l := range pl.links {
@@ -337,11 +363,7 @@ func (pl *plan) result() *Result {
 		default:
 			continue
 		}
-		x, err := rows.NewIndex(f.out)
-		if err != nil {
-			continue
-		}
-		rec := &recorder{x: x}
+		rec := &recorder{x: f.view.lines()}
 		all := append([]*edit(nil), f.edits...)
 		if f.eof != nil {
 			all = append(all, f.eof)
@@ -352,6 +374,7 @@ func (pl *plan) result() *Result {
 			}
 			res.Edits = append(res.Edits, EditRows{Command: e.cmd.N, Op: e.cmd.Op(), Path: f.path, Rows: edgeRows(rec, e), Moved: e.shift})
 		}
+		f.view.unindex() // what the result needed of it is taken
 	}
 	return res
 }
@@ -365,14 +388,14 @@ func edgeRows(rec *recorder, e *edit) []rows.Record {
 		return []rows.Record{}
 	}
 	var lines []int
-	src := x.Src()
+	size := x.Len()
 	if e.outEnd > e.outStart {
 		a, b := x.LineAt(e.outStart), x.LineAt(e.outEnd-1)
 		lines = []int{a - 1, a, b, b + 1}
 	} else {
 		p := e.outStart
-		l := x.LineAt(min(p, len(src)-1))
-		if p >= len(src) {
+		l := x.LineAt(min(p, size-1))
+		if p >= size {
 			lines = []int{n}
 		} else if p == x.Start(l) {
 			lines = []int{l - 1, l} // deleted between two lines

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/rows"
+	"github.com/rowkit/rowkit/internal/txn"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
 
@@ -51,8 +52,9 @@ type fileState struct {
 	edits   []*edit
 	eof     *edit // type EOF: the final terminator, applied last
 
-	out  []byte // the new content
-	diff bool   // out differs from base
+	view    *view     // the new content, as pieces of the baseline and values
+	baseSum *txn.Base // the baseline's size and hash, for the commit
+	diff    bool      // the new content differs from base
 
 	formatted bool // gofmt rewrote out after the edits (gofmt.go)
 }
@@ -390,6 +392,19 @@ func (f *fileState) lineHashes() []uint16 {
 	return f.hashes
 }
 
+// refsCurrent reports whether every row reference is current: its line
+// still has its hash.
+func (f *fileState) refsCurrent(refs [][]refUse) bool {
+	for _, rs := range refs {
+		for _, r := range rs {
+			if r.line > f.idx.Count() || parseHash(rows.Hash(f.idx.Text(r.line))) != r.hash {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // refsOf returns the row references a command's target depends on.
 func refsOf(t *Target) []refUse {
 	switch {
@@ -419,7 +434,14 @@ func (f *fileState) resolve(ctx context.Context) ([]Failure, error) {
 		}
 	}
 	shift := map[*pending]int{}
-	if len(refs) > 0 {
+	if f.refsCurrent(refs) {
+		// Every row is where it was read: no line's hash but theirs is
+		// needed (hashing every line of a large file was most of the
+		// cost of a one-line edit).
+		for _, p := range withRefs {
+			shift[p] = 0
+		}
+	} else if len(refs) > 0 {
 		for i, r := range relocate(f.lineHashes(), refs) {
 			p := withRefs[i]
 			if r.ok {
@@ -583,9 +605,9 @@ func (f *fileState) describe(e *edit) string {
 	return fmt.Sprintf("command %d (lines %d-%d)", e.cmd.N, e.startLine, e.endLine)
 }
 
-// render builds the new content: edits in baseline order, insertions at
-// one point in script order before a replacement starting there, and the
-// final terminator last.
+// render builds the new content, as a view: edits in baseline order,
+// insertions at one point in script order before a replacement starting
+// there, and the final terminator last.
 func (f *fileState) render() {
 	es := append([]*edit(nil), f.edits...)
 	sort.SliceStable(es, func(i, j int) bool {
@@ -598,27 +620,48 @@ func (f *fileState) render() {
 		}
 		return a.seq < b.seq
 	})
-	out := make([]byte, 0, len(f.base)+64)
+	v := &view{base: f.base}
 	at := 0
 	for _, e := range es {
-		out = append(out, f.base[at:e.start]...)
-		e.outStart = len(out)
-		out = append(out, e.value...)
-		e.outEnd = len(out)
+		v.addBase(at, e.start)
+		e.outStart = v.size
+		v.addVal(e.value)
+		e.outEnd = v.size
 		at = e.end
 	}
-	out = append(out, f.base[at:]...)
-	if f.eof != nil && len(out) > 0 {
-		n := len(out)
+	v.addBase(at, len(f.base))
+	if f.eof != nil && v.size > 0 {
+		t := v.lastBytes(2)
+		n := 0
 		switch {
-		case bytes.HasSuffix(out, []byte("\r\n")):
-			n -= 2
-		case out[n-1] == '\n' || out[n-1] == '\r':
-			n--
+		case bytes.HasSuffix(t, []byte("\r\n")):
+			n = 2
+		case t[len(t)-1] == '\n' || t[len(t)-1] == '\r':
+			n = 1
 		}
-		out = append(out[:n], f.eof.value...)
-		f.eof.outStart, f.eof.outEnd = n, len(out)
+		v.trimEnd(n)
+		f.eof.outStart = v.size
+		v.addVal(f.eof.value)
+		f.eof.outEnd = v.size
 	}
-	f.out = out
-	f.diff = !bytes.Equal(out, f.base) || f.created || f.deleted || f.dest != f.target
+	f.view = v
+	f.diff = !v.equalsBase() || f.created || f.deleted || f.dest != f.target
+}
+
+// setContent replaces the new content by data (gofmt's output).
+func (f *fileState) setContent(data []byte) {
+	v := &view{base: f.base}
+	v.addVal(string(data))
+	v.index()
+	f.view = v
+	f.diff = !v.equalsBase() || f.created || f.deleted || f.dest != f.target
+}
+
+// release drops what only planning needed (the baseline, its index and
+// hashes): the commit streams the unchanged content from the file itself.
+func (f *fileState) release() {
+	f.base, f.idx, f.hashes, f.byHash, f.rec = nil, nil, nil, nil, nil
+	if f.view != nil {
+		f.view.base = nil
+	}
 }

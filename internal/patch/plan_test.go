@@ -88,7 +88,7 @@ func TestResolveContent(t *testing.T) {
 			if len(pl.fails) > 0 {
 				t.Fatalf("failures: %+v", pl.fails)
 			}
-			if got := string(pl.files[0].out); got != c.want {
+			if got := string(pl.files[0].view.Bytes()); got != c.want {
 				t.Fatalf("got %q, want %q", got, c.want)
 			}
 			if pl.files[0].diff != (c.file != c.want) {
@@ -106,7 +106,7 @@ func TestResolveFiles(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, f := range pl.files {
-		st := "write " + string(f.out)
+		st := "write " + string(f.view.Bytes())
 		if f.deleted {
 			st = "delete"
 		}
@@ -223,7 +223,7 @@ func TestRelocation(t *testing.T) {
 			if len(pl.fails) > 0 {
 				t.Fatalf("%+v", pl.fails)
 			}
-			if got := string(pl.files[0].out); got != c.want {
+			if got := string(pl.files[0].view.Bytes()); got != c.want {
 				t.Fatalf("got %q want %q", got, c.want)
 			}
 		})

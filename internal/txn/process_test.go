@@ -473,8 +473,10 @@ func snapshotAll(dir string) map[string]string {
 // and says what it did.
 func TestReadersLeaveAKilledTransaction(t *testing.T) {
 	bin := rowkitBin(t)
-	files := map[string]string{"a.txt": "a=0\n", "b.txt": "b=0\n"}
-	script := fmt.Sprintf("in a.txt\ntype %s \"a=1\"\nin b.txt\ntype %s \"b=1\"\nnew d/n.txt\ntype \"n\"\n", row(1, "a=0"), row(1, "b=0"))
+	// c.txt moves with an edit: its new content is rendered from its
+	// backup at the new path.
+	files := map[string]string{"a.txt": "a=0\n", "b.txt": "b=0\n", "c.txt": "c=0\nkeep\n"}
+	script := fmt.Sprintf("in a.txt\ntype %s \"a=1\"\nin b.txt\ntype %s \"b=1\"\nnew d/n.txt\ntype \"n\"\nin c.txt\ntype %s \"c=1\"\nmv m/c2.txt\n", row(1, "a=0"), row(1, "b=0"), row(1, "c=0"))
 	steps := stepsOf(t, files, script)
 	readers := [][]string{
 		{"hread", "a.txt"}, {"hgrep", "="}, {"inspect_file", "b.txt"}, {"rowkit", "read", "a.txt"},
@@ -510,11 +512,12 @@ func TestReadersLeaveAKilledTransaction(t *testing.T) {
 		verb, _, _ := strings.Cut(r.out, " ")
 		counts[verb]++
 		a, b, n := read(dir, "a.txt"), read(dir, "b.txt"), read(dir, "d/n.txt")
-		old := a == "a=0\n" && b == "b=0\n" && n == "<missing>"
-		new := a == "a=1\n" && b == "b=1\n" && n == "n"
+		c, c2 := read(dir, "c.txt"), read(dir, "m/c2.txt")
+		old := a == "a=0\n" && b == "b=0\n" && n == "<missing>" && c == "c=0\nkeep\n" && c2 == "<missing>"
+		new := a == "a=1\n" && b == "b=1\n" && n == "n" && c == "<missing>" && c2 == "c=1\nkeep\n"
 		// "nothing": killed before the first journal or after the last.
 		if !old && !new || old && verb == "completed" || new && verb != "completed" && verb != "nothing" {
-			t.Fatalf("killed at %q, then %q: a.txt %q b.txt %q d/n.txt %q", s, r.out, a, b, n)
+			t.Fatalf("killed at %q, then %q: a.txt %q b.txt %q d/n.txt %q c.txt %q m/c2.txt %q", s, r.out, a, b, n, c, c2)
 		}
 		if l := litter(dir); len(l) > 0 {
 			t.Fatalf("killed at %q, then %q: left behind %v", s, r.out, l)

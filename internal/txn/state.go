@@ -94,7 +94,7 @@ func (t *tx) holds(i int, c Change, o op) (present, old, isNew bool) {
 	defer f.Close()
 	h := maphash.Hash{}
 	h.SetSeed(t.seed)
-	n, err := io.CopyBuffer(&h, regfile.Reader(f), make([]byte, 64<<10))
+	n, err := io.CopyBuffer(&h, regfile.Reader(f), t.buffer())
 	if err != nil {
 		return true, false, false
 	}

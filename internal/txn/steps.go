@@ -29,7 +29,7 @@ func (t *tx) writeNew(name string, mode fs.FileMode, content func(f *os.File, w 
 	}
 	err = t.step("write " + name)
 	if err == nil {
-		bw := bufio.NewWriterSize(f, 256<<10)
+		bw := t.writer(f)
 		if err = content(f, bw); err == nil {
 			err = bw.Flush()
 		}
@@ -46,6 +46,25 @@ func (t *tx) writeNew(name string, mode fs.FileMode, content func(f *os.File, w 
 		err = cerr
 	}
 	return err
+}
+
+// writer returns the transaction's one write buffer, reset to f: a
+// transaction of a thousand files allocates it once.
+func (t *tx) writer(f io.Writer) *bufio.Writer {
+	if t.bw == nil {
+		t.bw = bufio.NewWriterSize(f, 256<<10)
+	} else {
+		t.bw.Reset(f)
+	}
+	return t.bw
+}
+
+// buffer returns the transaction's one read buffer.
+func (t *tx) buffer() []byte {
+	if t.rbuf == nil {
+		t.rbuf = make([]byte, 64<<10)
+	}
+	return t.rbuf
 }
 
 func (t *tx) syncDir(dir string) error {
@@ -115,7 +134,7 @@ func (t *tx) sumRegular(name string, id *fileID, limit int64) (int64, string, er
 	}
 	defer f.Close()
 	h := sha256.New()
-	n, err := io.CopyBuffer(h, io.LimitReader(regfile.Reader(f), limit+1), make([]byte, 64<<10))
+	n, err := io.CopyBuffer(h, io.LimitReader(regfile.Reader(f), limit+1), t.buffer())
 	if err != nil {
 		return 0, "", err
 	}

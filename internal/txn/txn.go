@@ -115,6 +115,11 @@ type Change struct {
 	Render func(w io.Writer, old io.Reader) error
 	Mode   fs.FileMode // the mode of the new content
 	Delete bool
+	// From, for a write with a Render, names the target of another change
+	// of the transaction (the delete of a file moved with edits, or the
+	// write in its place) whose old content Render gets as old, instead of
+	// its own target's.
+	From string
 	// Link makes the change about a symbolic link: a delete removes the
 	// link Target itself (Old is its text), a write creates one whose
 	// text is Data.
@@ -183,6 +188,9 @@ type tx struct {
 	// target holds it (in this process only: the seed is random).
 	newSums []uint64
 	seed    maphash.Seed
+	bw      *bufio.Writer // writer and buffer of read, reused file after file
+	rbuf    []byte
+	br      *bufio.Reader
 	// dirParent[n] is the index of the directory of j.Dirs holding
 	// directory n, or -1 (computed on first use).
 	dirParent []int
@@ -315,6 +323,13 @@ func (t *tx) commit() error {
 	if err := t.stageDirs(); err != nil {
 		return t.fail(err, "creating directories")
 	}
+	// The backups first, then the new contents: a file moved with edits
+	// renders its new content from its source's backup.
+	for i, c := range t.changes {
+		if err := t.backup(i); err != nil {
+			return t.fail(err, "staging "+c.Target)
+		}
+	}
 	for i, c := range t.changes {
 		if err := t.stage(i, c); err != nil {
 			return t.fail(err, "staging "+c.Target)
@@ -434,33 +449,64 @@ func (t *tx) stageDirs() error {
 	return nil
 }
 
-// stage links the i-th change's old content as its backup and writes its
-// new content (from the backup, for a Render) into its staging file,
-// checking that the target still holds what the caller read.
-func (t *tx) stage(i int, c Change) error {
+// backup links the i-th change's old content as its backup (the very
+// inode the rename or removal will replace) and, for a delete, proves it
+// holds what the caller read.
+func (t *tx) backup(i int) error {
 	o := &t.j.Ops[i]
-	if o.Backup != "" {
-		if err := t.step("link " + o.Target); err != nil {
-			return err
+	if o.Backup == "" {
+		return nil
+	}
+	if err := t.step("link " + o.Target); err != nil {
+		return err
+	}
+	if _, err := t.lstatTarget(*o); err != nil {
+		return err
+	}
+	if err := t.link(o.Target, o.Backup); err != nil {
+		if unreachable(err) {
+			return t.changed(o.Target, err)
 		}
-		if _, err := t.lstatTarget(*o); err != nil {
-			return err
-		}
-		if err := t.link(o.Target, o.Backup); err != nil {
-			if unreachable(err) {
-				return t.changed(o.Target, err)
-			}
-			return err
-		}
-		var err error
-		if o.BackupID, err = t.idOfPath(o.Backup); err != nil {
-			return err
-		}
+		return err
+	}
+	var err error
+	if o.BackupID, err = t.idOfPath(o.Backup); err != nil {
+		return err
 	}
 	if o.Temp == "" {
-		// A delete: the backup is the very inode the removal will unlink;
-		// what it holds now is what the transaction would remove.
 		return t.checkBackup(*o)
+	}
+	return nil
+}
+
+// stage writes the i-th change's new content into its staging file (from
+// the backup, for a Render: its own, or its From's), checking that the
+// target, and the file it renders from, still hold what the caller read.
+func (t *tx) stage(i int, c Change) error {
+	o := &t.j.Ops[i]
+	if o.Temp == "" {
+		return nil
+	}
+	src := -1 // the op whose backup a Render reads
+	switch {
+	case c.From != "":
+		for k, other := range t.j.Ops {
+			if other.Target == c.From && other.Backup != "" {
+				src = k
+			}
+		}
+		if src < 0 {
+			return fmt.Errorf("%s renders from %s, which the transaction does not back up", c.Target, c.From)
+		}
+		if o.Backup != "" {
+			// Its own old content is replaced, not read: proven all the
+			// same.
+			if err := t.checkBackup(*o); err != nil {
+				return err
+			}
+		}
+	case o.Backup != "":
+		src = i
 	}
 	if c.Link {
 		if err := t.step("create " + o.Temp); err != nil {
@@ -476,10 +522,10 @@ func (t *tx) stage(i int, c Change) error {
 			h.SetSeed(t.seed)
 			w = io.MultiWriter(w, &h)
 			var err error
-			if o.Backup == "" {
+			if src < 0 {
 				err = t.render(c, w, nil)
 			} else {
-				err = t.renderFromBackup(*o, c, w)
+				err = t.renderFromBackup(t.j.Ops[src], c, w)
 			}
 			t.newSums[i] = h.Sum64()
 			return err
@@ -524,7 +570,12 @@ func (t *tx) renderFromBackup(o op, c Change, w io.Writer) error {
 	}
 	defer f.Close()
 	h := sha256.New()
-	counted := &countingReader{r: io.TeeReader(bufio.NewReaderSize(regfile.Reader(f), 64<<10), h)}
+	if t.br == nil {
+		t.br = bufio.NewReaderSize(regfile.Reader(f), 64<<10)
+	} else {
+		t.br.Reset(regfile.Reader(f))
+	}
+	counted := &countingReader{r: io.TeeReader(t.br, h)}
 	if err := t.render(c, w, counted); err != nil {
 		return err
 	}

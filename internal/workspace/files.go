@@ -61,11 +61,31 @@ func (r *Root) Load(req string) (*File, error) {
 		return nil, notRegular(clean, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(regfile.Reader(f))
+	data, err := readAll(regfile.Reader(f), fi.Size())
 	if err != nil {
 		return nil, errorf(CodeRead, "reading %s: %v", clean, regfile.Cause(err))
 	}
 	return &File{Path: clean, Target: target, Data: data, Mode: fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)}, nil
+}
+
+// readAll reads r to its end into a buffer sized for size bytes and one
+// more, so that a file read whole is held once, not in the doubling
+// buffers of io.ReadAll (a file that grew meanwhile still reads whole).
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	data := make([]byte, 0, size+1)
+	for {
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
 }
 
 // Free resolves req as a path to create: nothing may exist there (not even
