@@ -528,3 +528,40 @@ func TestReadersLeaveAKilledTransaction(t *testing.T) {
 	}
 	t.Logf("%d kills, recoveries: %v", len(steps), counts)
 }
+
+// A reader beside a commit that is alive and paused between its renames
+// (its lock held, per /proc/locks) says the edit is being committed, not
+// that it was interrupted, and names no command to run; once the commit
+// ends, nothing.
+func TestReaderBesideLiveCommit(t *testing.T) {
+	bin := rowkitBin(t)
+	files := map[string]string{"a.txt": "a=0\n", "b.txt": "b=0\n"}
+	script := fmt.Sprintf("in a.txt\ntype %s \"a=1\"\nin b.txt\ntype %s \"b=1\"\n", row(1, "a=0"), row(1, "b=0"))
+	steps := stepsOf(t, files, script)
+	dir := t.TempDir()
+	writeFiles(t, dir, files)
+	h := pauseAt(t, dir, script, stepIndex(t, steps, "rename b.txt"))
+	r := start(t, rowkit(bin, dir, "hread", "", "b.txt")).wait()
+	if r.exit != 0 || r.out != row(1, "b=0")+" b=0\n" ||
+		!strings.HasPrefix(r.errOut, "hread: pending_edit: an edit of a.txt, b.txt is being committed in this workspace by another rowkit process (transaction ") ||
+		strings.Contains(r.errOut, "rowkit recover") {
+		t.Fatalf("hread while the commit is paused: %+v", r)
+	}
+	if rep := h.resume(t); rep.Exit != 0 {
+		t.Fatalf("the paused commit: %+v", rep)
+	}
+	if r := start(t, rowkit(bin, dir, "hread", "", "b.txt")).wait(); r.exit != 0 || r.errOut != "" {
+		t.Fatalf("hread after the commit: %+v", r)
+	}
+}
+
+// stepIndex finds the first step named name.
+func stepIndex(t *testing.T, steps []string, name string) int {
+	for i, s := range steps {
+		if s == name {
+			return i
+		}
+	}
+	t.Fatalf("no step %q in %v", name, steps)
+	return -1
+}
