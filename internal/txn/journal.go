@@ -109,7 +109,8 @@ func ownedByMe(fi fs.FileInfo) bool {
 // A target on another file system than .rowkit (a mount inside the tree)
 // cannot be renamed or linked across: its staging files are beside it,
 // named as rowkit always named them, .BASE.rowkit-ID.tmp and .old (and
-// .BASE.rowkit-ID.dir for a directory).
+// .BASE.rowkit-ID.dir for a directory), in its directory or, when the
+// transaction creates that directory, in the nearest one that exists.
 func stageName(id string, n int, ext string) string {
 	return workspace.StateDir + "/" + id + "." + strconv.Itoa(n) + "." + ext
 }
@@ -121,6 +122,20 @@ func dirStageName(id string, n int) string {
 func besideName(target, id, ext string) string {
 	dir, base := path.Split(target)
 	return dir + "." + base + ".rowkit-" + id + "." + ext
+}
+
+// besideOf reports whether name is target's staging name of the beside
+// form: in target's directory or in one of its ancestors (the nearest that
+// existed, when the transaction creates the directories below it).
+func besideOf(name, target, id, ext string) bool {
+	dir, base := path.Split(name)
+	want := "." + path.Base(target) + ".rowkit-" + id + "." + ext
+	if base != want {
+		return false
+	}
+	tdir := path.Dir(target)
+	d := path.Clean(dir)
+	return d == tdir || d == "." || strings.HasPrefix(tdir, d+"/")
 }
 
 // stagedIn reports whether name is a staging name of transaction id in
@@ -287,7 +302,7 @@ func (j *journal) valid() bool {
 			p != workspace.StateDir && !strings.HasPrefix(p, workspace.StateDir+"/")
 	}
 	staged := func(name, target string, n int, ext, besideExt string) bool {
-		return name == "" || name == stageName(j.ID, n, ext) || name == besideName(target, j.ID, besideExt)
+		return name == "" || name == stageName(j.ID, n, ext) || besideOf(name, target, j.ID, besideExt)
 	}
 	for n, o := range j.Ops {
 		if !ok(o.Target) || !staged(o.Temp, o.Target, n, "new", "tmp") || !staged(o.Backup, o.Target, n, "old", "old") ||

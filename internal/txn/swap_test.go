@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
@@ -347,4 +349,89 @@ func TestRecoverBlockedSaysWhatToDo(t *testing.T) {
 		t.Fatalf("files: %s", keys(got))
 	}
 	noLitter(t, r.Dir(), "after the recovery")
+}
+
+// A target in a directory on another file system than .rowkit (a mount
+// inside the tree) is staged beside it (in the nearest existing directory
+// when the transaction creates its own), as a rename or a link cannot
+// cross file systems: a commit crashed at every step is then recovered
+// whole, with nothing left, like any other. Needs a tmpfs mount (root in
+// these tests' containers); without the privilege only a log line says
+// so.
+func TestCommitAcrossFileSystems(t *testing.T) {
+	probe := t.TempDir()
+	if err := unix.Mount("none", probe, "tmpfs", 0, ""); err != nil {
+		t.Logf("cannot mount a tmpfs (%v): the case of a mount inside the tree is not run", err)
+		return
+	}
+	unix.Unmount(probe, 0)
+	changes := func() []Change {
+		return []Change{
+			{Target: "a.txt", Data: []byte("a1"), Mode: 0o644, Old: []byte("a0")},
+			{Target: "m/x.txt", Data: []byte("x1"), Mode: 0o644, Old: []byte("x0")},
+			{Target: "m/new/deep/n.txt", Data: []byte("n"), Mode: 0o644},
+			{Target: "m/gone.txt", Delete: true, Old: []byte("g")},
+		}
+	}
+	setup := func() (*workspace.Root, func()) {
+		dir := t.TempDir()
+		must(t, os.Mkdir(filepath.Join(dir, "m"), 0o755))
+		must(t, unix.Mount("none", filepath.Join(dir, "m"), "tmpfs", 0, ""))
+		for n, d := range map[string]string{"a.txt": "a0", "m/x.txt": "x0", "m/gone.txt": "g"} {
+			must(t, os.WriteFile(filepath.Join(dir, n), []byte(d), 0o644))
+		}
+		r, err := workspace.Open(dir)
+		must(t, err)
+		return r, func() { unix.Unmount(filepath.Join(dir, "m"), unix.MNT_DETACH) }
+	}
+	state := func(dir string) string {
+		var b strings.Builder
+		for _, n := range []string{"a.txt", "m/x.txt", "m/new/deep/n.txt", "m/gone.txt"} {
+			data, err := os.ReadFile(filepath.Join(dir, n))
+			if err != nil {
+				data = []byte("-")
+			}
+			fmt.Fprintf(&b, "%s=%s ", n, data)
+		}
+		return b.String()
+	}
+	const old, new = "a.txt=a0 m/x.txt=x0 m/new/deep/n.txt=- m/gone.txt=g ", "a.txt=a1 m/x.txt=x1 m/new/deep/n.txt=n m/gone.txt=- "
+	var steps []string
+	{
+		r, done := setup()
+		faultHook = func(s string) error { steps = append(steps, s); return nil }
+		must(t, Commit(bg, r, changes()))
+		faultHook = nil
+		if got := state(r.Dir()); got != new {
+			t.Fatalf("the commit: %s", got)
+		}
+		noLitter(t, r.Dir(), "after the commit")
+		done()
+	}
+	seen := map[string]int{}
+	for k, s := range steps {
+		r, done := setup()
+		n := 0
+		func() {
+			faultHook = func(string) error {
+				if n++; n-1 == k {
+					panic(crash{})
+				}
+				return nil
+			}
+			defer func() { faultHook = nil; recover() }()
+			Commit(bg, r, changes())
+		}()
+		rec := recoverDir(t, r.Dir())
+		got := state(r.Dir())
+		if got != old && got != new {
+			t.Fatalf("crash at %q, then %s: %s", s, rec, got)
+		}
+		seen[got]++
+		noLitter(t, r.Dir(), fmt.Sprintf("crash at %q, then %s", s, rec))
+		done()
+	}
+	if seen[old] == 0 || seen[new] == 0 {
+		t.Fatalf("the crashes did not land on both sides of the decision: %v", seen)
+	}
 }

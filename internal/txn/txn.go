@@ -278,10 +278,14 @@ func (t *tx) commit() error {
 		o := op{Target: c.Target, Delete: c.Delete, Link: c.Link}
 		// Staged in .rowkit, unless the target's directory is on another
 		// file system (a mount inside the tree): then beside it.
-		beside := t.deviceOf(path.Dir(c.Target)) != home.id.Dev
+		// (In its directory, or, when the script creates that
+		// directory, in the nearest one that exists, on the same file
+		// system: a rename into the new directory is then one rename.)
+		at, dev := t.existing(path.Dir(c.Target))
+		beside := dev != home.id.Dev
 		name := func(ext, besideExt string) string {
 			if beside {
-				return besideName(c.Target, j.ID, besideExt)
+				return besideName(path.Join(at, path.Base(c.Target)), j.ID, besideExt)
 			}
 			return stageName(j.ID, i, ext)
 		}
@@ -352,18 +356,25 @@ func (t *tx) commit() error {
 	return nil
 }
 
-// deviceOf is the device of the directory rel, or of its nearest existing
-// ancestor (0 when none can be reached).
-func (t *tx) deviceOf(rel string) uint64 {
+// existing returns the directory rel, or its nearest ancestor that
+// exists, and its device (0 when none can be reached).
+func (t *tx) existing(rel string) (string, uint64) {
 	for {
 		if st, err := t.lstat(rel); err == nil {
-			return st.id.Dev
+			return rel, st.id.Dev
 		}
 		if rel == "." {
-			return 0
+			return rel, 0
 		}
 		rel = path.Dir(rel)
 	}
+}
+
+// deviceOf is the device of the directory rel, or of its nearest existing
+// ancestor (0 when none can be reached).
+func (t *tx) deviceOf(rel string) uint64 {
+	_, dev := t.existing(rel)
+	return dev
 }
 
 // parentDir is the index of the directory the transaction creates that
