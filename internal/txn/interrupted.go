@@ -62,15 +62,23 @@ func Interrupted(ws *workspace.Root, shown []string) *Interruption {
 // given them (relative to dir, or absolute). The directories are walked
 // up through descriptors, linear in the depth.
 func InterruptedAbove(dir string, shown []string) *Interruption {
-	abs := make([]string, len(shown))
-	for i, s := range shown {
-		if !filepath.IsAbs(s) {
-			s = filepath.Join(dir, s)
+	// The paths are resolved only once a journal is found: resolving a
+	// path by path costs the square of its depth.
+	var abs []string
+	resolve := func() []string {
+		if abs == nil {
+			abs = make([]string, len(shown))
+			for i, s := range shown {
+				if !filepath.IsAbs(s) {
+					s = filepath.Join(dir, s)
+				}
+				if r, err := filepath.EvalSymlinks(s); err == nil {
+					s = r
+				}
+				abs[i] = filepath.Clean(s)
+			}
 		}
-		if r, err := filepath.EvalSymlinks(s); err == nil {
-			s = r
-		}
-		abs[i] = filepath.Clean(s)
+		return abs
 	}
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -85,7 +93,7 @@ func InterruptedAbove(dir string, shown []string) *Interruption {
 		}
 		prev = here
 		if unix.Fstatat(fd, journalName, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-			if in := interruptedAt(at, abs); in != nil {
+			if in := interruptedAt(at, resolve()); in != nil {
 				return in
 			}
 		}
