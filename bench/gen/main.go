@@ -1,7 +1,8 @@
 // Command gen writes a large text file for the benchmarks: code-like and
-// prose lines with multi-byte UTF-8, ending in a mix of LF, CRLF and lone CR.
+// prose lines with multi-byte UTF-8, ending in a mix of LF, CRLF and lone CR
+// (or LF only, with -lf).
 //
-//	go run ./bench/gen -size 536870912 -o FILE
+//	go run ./bench/gen -size 536870912 [-lf] -o FILE
 package main
 
 import (
@@ -30,6 +31,7 @@ var terminators = []string{"\n", "\n", "\n", "\n", "\n", "\n", "\r\n", "\r\n", "
 func main() {
 	size := flag.Int64("size", 512<<20, "bytes to write (at least)")
 	out := flag.String("o", "", "output file")
+	lf := flag.Bool("lf", false, "end every line in LF (as git diff and git apply expect)")
 	flag.Parse()
 	if *out == "" {
 		log.Fatal("gen: -o FILE is required")
@@ -41,7 +43,11 @@ func main() {
 	w := bufio.NewWriterSize(f, 1<<20)
 	var n int64
 	for i := 0; n < *size; i++ {
-		m, _ := fmt.Fprintf(w, "%s %d%s", lines[i%len(lines)], i, terminators[(i/3)%len(terminators)])
+		term := terminators[(i/3)%len(terminators)]
+		if *lf {
+			term = "\n"
+		}
+		m, _ := fmt.Fprintf(w, "%s %d%s", lines[i%len(lines)], i, term)
 		n += int64(m)
 	}
 	if err := w.Flush(); err != nil {

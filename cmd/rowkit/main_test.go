@@ -17,18 +17,35 @@ import (
 
 	"github.com/rowkit/rowkit/internal/cmd"
 	"github.com/rowkit/rowkit/internal/rows"
+	"github.com/rowkit/rowkit/internal/txn"
 )
 
 // TestMain lets the test binary run as rowkit and as each shell name, so the
 // scripts exercise the real dispatch on argv[0].
 func TestMain(m *testing.M) {
-	names := map[string]func(){"rowkit": main}
+	names := map[string]func(){"rowkit": main, "hpatch-killed": hpatchKilled}
 	for _, c := range cmd.All {
 		for _, a := range c.Aliases {
 			names[a] = main
 		}
 	}
 	testscript.Main(m, names)
+}
+
+// hpatchKilled is hpatch that kills itself (SIGKILL, as Codex kills a call
+// on timeout) right before the first step of its transaction named by
+// $ROWKIT_KILL_AT, leaving a real pending journal behind.
+func hpatchKilled() {
+	at := os.Getenv("ROWKIT_KILL_AT")
+	txn.SetFaultHook(func(step string) error {
+		if step == at {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+		return nil
+	})
+	os.Args[0] = "hpatch"
+	main()
 }
 
 // scriptCmds are the custom commands of the scripts. Test files of other

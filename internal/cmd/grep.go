@@ -133,6 +133,11 @@ func runGrep(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(plan.Paths) > 0 {
+		notePendingAbove(env, plan.Paths)
+	} else {
+		notePendingAbove(env, []string{"."})
+	}
 	// Rows stream to stdout, unless the agent shows less of a command
 	// that fails than of one that does not: then they are held (within
 	// the larger bound) until the search has ended, and cut to the

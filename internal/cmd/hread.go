@@ -82,6 +82,7 @@ func runHread(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	notePendingAbove(env, args[:1])
 	// Rows are held until the whole file is validated, so that a failure
 	// leaves stdout empty; token admission bounds what is held. The
 	// diagnostic of a cut result ends with the command that reads on,

@@ -105,6 +105,7 @@ func runInspect(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return &inspectFailure{path, err}
 	}
+	notePendingIn(env, root, *path)
 	res, err := inspect.Inspect(ctx, root, *path)
 	if err == nil {
 		res, err = res.Within(env.OutputBytes)

@@ -128,6 +128,7 @@ func runRead(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	notePendingIn(env, root, a.path)
 	in := read.Input{Path: a.path}
 	res, rerr := read.ParseCounts(&in, a.offset, a.limit)
 	var out []byte

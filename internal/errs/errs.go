@@ -35,6 +35,10 @@ const (
 	TooLarge         = "too_large"         // an input exceeds a fixed bound
 	Cancelled        = "cancelled"         // the context was cancelled (signal, client)
 	Incomplete       = "output_incomplete" // a budget cut the result; what fits was delivered
+	// PendingEdit starts the warning line of a command that only reads
+	// and shows files of an edit that an interrupted commit left half
+	// done: not a failure, the command exits as it would.
+	PendingEdit = "pending_edit"
 )
 
 // Exit statuses of the conventions most commands follow. A command with

@@ -38,15 +38,18 @@ func (s *Server) inspectFile(ctx context.Context, req *mcp.CallToolRequest, in I
 	if err != nil {
 		return nil, nil, withPath(in.Path, err)
 	}
+	note := pendingNote(r.ws, []string{rel})
 	res, err := inspect.Inspect(ctx, r.ws, rel)
 	if err != nil {
 		return nil, nil, withPath(in.Path, err)
 	}
-	res, text, err := s.outlineWithin(res, s.resultBytes(req))
+	res, text, err := s.outlineWithin(res, noteBound(s.resultBytes(req), note))
 	if err != nil {
 		return nil, nil, withPath(in.Path, err)
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, res, nil
+	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+	withNote(out, note)
+	return out, res, nil
 }
 
 // outlineWithin cuts res's outline to the longest prefix whose form the

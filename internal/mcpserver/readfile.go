@@ -55,8 +55,11 @@ func (s *Server) readFile(ctx context.Context, req *mcp.CallToolRequest, in Read
 		// as for one it refuses itself.
 		res, _ = read.Refused(read.Input{Path: in.Path, Offset: in.Offset, Limit: in.Limit}, err)
 		text = read.Format(res, read.FormatRows)
-	} else {
-		res, text = s.readView(ctx, r, read.Input{Path: rel, Offset: in.Offset, Limit: in.Limit}, s.resultBytes(req))
+	}
+	var note *mcp.TextContent
+	if err == nil {
+		note = pendingNote(r.ws, []string{rel})
+		res, text = s.readView(ctx, r, read.Input{Path: rel, Offset: in.Offset, Limit: in.Limit}, noteBound(s.resultBytes(req), note))
 	}
 	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
 	// A failed read is still a result of the reader's own shape, with its
@@ -67,6 +70,7 @@ func (s *Server) readFile(ctx context.Context, req *mcp.CallToolRequest, in Read
 			out.Content = append(out.Content, &mcp.ImageContent{Data: data, MIMEType: p.MediaType})
 		}
 	}
+	withNote(out, note)
 	return out, res, nil
 }
 

@@ -80,7 +80,12 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in Search
 	if err != nil {
 		return nil, nil, err
 	}
-	bound := s.resultBytes(req)
+	shown := q.Paths
+	if len(shown) == 0 {
+		shown = []string{"."}
+	}
+	note := pendingNote(r.ws, shown)
+	bound := noteBound(s.resultBytes(req), note)
 	b := searchBudget
 	if bound > 0 {
 		// Room for the line that says the bound stopped the search.
@@ -92,7 +97,9 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in Search
 		return nil, nil, err
 	}
 	text := s.searchWithin(res, b, bound)
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, res, nil
+	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+	withNote(out, note)
+	return out, res, nil
 }
 
 // searchStopped is the line that ends a search b stopped.

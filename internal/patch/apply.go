@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/lang"
 	"github.com/rowkit/rowkit/internal/rows"
 	"github.com/rowkit/rowkit/internal/txn"
 	"github.com/rowkit/rowkit/internal/workspace"
@@ -70,6 +72,12 @@ func apply(ctx context.Context, root *workspace.Root, script string, opts Option
 	if check == nil {
 		check = LangChecker
 	}
+	// The default check has nothing to say of a file in no language it
+	// parses: its new content is then never joined into one buffer.
+	checks := func(path string) bool {
+		f := lang.Lookup(path)
+		return opts.Check != nil || f != nil && f != lang.Markdown
+	}
 	s, fails := Parse(script)
 	if len(fails) > 0 {
 		return reject(fails)
@@ -81,7 +89,7 @@ func apply(ctx context.Context, root *workspace.Root, script string, opts Option
 	if len(pl.fails) > 0 {
 		return reject(pl.fails)
 	}
-	fails, err = pl.checkSyntax(ctx, check)
+	fails, err = pl.checkSyntax(ctx, check, checks)
 	if err != nil {
 		return nil, stopped(err)
 	}
@@ -94,7 +102,6 @@ func apply(ctx context.Context, root *workspace.Root, script string, opts Option
 	}
 	res := pl.result()
 	res.Gofmt = formatted
-	changes := pl.changes()
 	if opts.DryRun {
 		res.Status = StatusDryRun
 		if res.Diff, err = pl.diff(ctx); err != nil {
@@ -102,6 +109,21 @@ func apply(ctx context.Context, root *workspace.Root, script string, opts Option
 		}
 		return res, nil
 	}
+	held := 0
+	for _, f := range pl.files {
+		if f.base != nil || !f.created {
+			f.baseSum = txn.BaseOf(f.base)
+		}
+		held += len(f.base)
+		f.release()
+	}
+	if held >= 16<<20 {
+		// The baselines are dropped: collect them now, so that the
+		// commit, which streams each file's unchanged content from the
+		// file itself, reuses their memory instead of growing the heap.
+		runtime.GC()
+	}
+	changes := pl.changes()
 	if len(changes) == 0 {
 		res.Status = StatusUnchanged
 		return res, nil
@@ -142,13 +164,14 @@ func reject(fails []Failure) (*Result, error) {
 
 // checkSyntax parses every changed file that parsed before the script.
 // A done ctx stops it (the checker's answer is then not trusted).
-func (pl *plan) checkSyntax(ctx context.Context, check Checker) ([]Failure, error) {
+func (pl *plan) checkSyntax(ctx context.Context, check Checker, checks func(path string) bool) ([]Failure, error) {
 	var fails []Failure
 	for _, f := range pl.files {
-		if f.deleted || !f.diff {
+		if f.deleted || !f.diff || !checks(f.dest) {
 			continue
 		}
-		line, msg, bad := check(ctx, f.dest, f.out)
+		out := f.view.Bytes()
+		line, msg, bad := check(ctx, f.dest, out)
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -164,28 +187,55 @@ func (pl *plan) checkSyntax(ctx context.Context, check Checker) ([]Failure, erro
 				continue // already broken: not held to it
 			}
 		}
-		e := f.culprit(line)
-		x, _ := rows.NewIndex(f.out)
+		x, _ := rows.NewIndex(out)
 		var prop []rows.Record
 		for l := max(1, line-2); x != nil && l <= min(x.Count(), line+2); l++ {
 			prop = append(prop, rows.ClampedRecord(l, x.Text(l)))
 		}
 		fail := Failure{Op: "type", Path: f.path, Reason: ReasonLanguageSyntax,
 			Message: fmt.Sprintf("the new content does not parse: line %d: %s", line, msg), Proposed: prop}
-		if e != nil {
-			fail.Command, fail.Op, fail.Path = e.cmd.N, e.cmd.Op(), e.path
+		var err error
+		if fail.Op, fail.Command, fail.Path, err = f.blame(ctx, check, line); err != nil {
+			return nil, err
 		}
 		fails = append(fails, fail)
 	}
 	return fails, nil
 }
 
+// blame is the command a language failure at line l of the new content is
+// reported against: the mv that gave the file a language its content (as
+// it was) does not parse in; else the edit that most plausibly broke the
+// line; else, for a file the script creates without content that parses
+// (an empty Go file has no package clause), its new; else its last mv.
+func (f *fileState) blame(ctx context.Context, check Checker, l int) (op string, n int, path string, err error) {
+	if f.mv != nil && !f.created {
+		_, _, bad := check(ctx, f.dest, f.base)
+		if err := ctx.Err(); err != nil {
+			return "", 0, "", err
+		}
+		if bad {
+			return "mv", f.mv.N, f.mv.Path, nil
+		}
+	}
+	if e := f.culprit(l); e != nil {
+		return e.cmd.Op(), e.cmd.N, e.path, nil
+	}
+	if f.created {
+		return "new", f.selCmd, f.path, nil
+	}
+	if f.mv != nil {
+		return "mv", f.mv.N, f.mv.Path, nil
+	}
+	return "type", 0, f.path, nil
+}
+
 // culprit is the edit that most plausibly broke line l of the new content:
 // the one whose new text covers it, else the nearest before it, else the
 // first.
 func (f *fileState) culprit(l int) *edit {
-	x, err := rows.NewIndex(f.out)
-	if err != nil || len(f.edits) == 0 && f.eof == nil {
+	x := f.view.lines()
+	if len(f.edits) == 0 && f.eof == nil {
 		return nil
 	}
 	var best *edit
@@ -215,6 +265,9 @@ func (f *fileState) culprit(l int) *edit {
 }
 
 // changes are the plan's net file actions for the workspace transaction.
+// A new content is rendered at commit time from its view: the baseline's
+// ranges are copied from the file being replaced (or, for a file moved
+// with edits, from its source, From), never held whole.
 func (pl *plan) changes() []txn.Change {
 	var out []txn.Change
 	at := map[string]int{} // target -> index in out
@@ -222,41 +275,79 @@ func (pl *plan) changes() []txn.Change {
 		if i, ok := at[c.Target]; ok {
 			// A file deleted or moved away and another written in its
 			// place: one write over the old content.
-			prev := out[i]
-			if prev.Delete {
-				c.Old = prev.Old
-			} else {
-				c.Old = prev.Old
-				c.Data, c.Mode = prev.Data, prev.Mode
+			// The delete says what was there; the write, what goes
+			// there (whichever file of the script came first).
+			del, write := out[i], c
+			if !del.Delete {
+				del, write = write, del
 			}
-			c.Delete = false
-			out[i] = c
+			write.Base = del.Base
+			out[i] = write
 			return
 		}
 		at[c.Target] = len(out)
 		out = append(out, c)
 	}
 	for _, f := range pl.files {
+		render := f.view.render
 		switch {
 		case f.deleted && f.created:
 		case f.deleted:
-			put(txn.Change{Target: f.target, Delete: true, Old: f.base})
+			put(txn.Change{Target: f.target, Delete: true, Base: f.baseSum})
 		case f.created:
-			put(txn.Change{Target: f.dest, Data: f.out, Mode: f.mode})
+			put(txn.Change{Target: f.dest, Render: render, Mode: f.mode})
 		case f.dest != f.target:
-			put(txn.Change{Target: f.dest, Data: f.out, Mode: f.mode})
-			put(txn.Change{Target: f.target, Delete: true, Old: f.base})
+			put(txn.Change{Target: f.dest, Render: render, From: f.target, Mode: f.mode})
+			put(txn.Change{Target: f.target, Delete: true, Base: f.baseSum})
 		case f.diff:
-			put(txn.Change{Target: f.target, Data: f.out, Mode: f.mode, Old: f.base})
+			put(txn.Change{Target: f.target, Render: render, Mode: f.mode, Base: f.baseSum})
+		}
+	}
+	for _, l := range pl.links {
+		switch {
+		case l.deleted:
+			out = append(out, txn.Change{Target: l.at, Delete: true, Link: true, Old: []byte(l.text)})
+		case l.dest != l.at:
+			out = append(out, txn.Change{Target: l.dest, Link: true, Data: []byte(l.text)},
+				txn.Change{Target: l.at, Delete: true, Link: true, Old: []byte(l.text)})
 		}
 	}
 	return out
 }
 
+// linkActions are the net actions on the symlinks the script removed or
+// moved, each with the command that selected it.
+func (pl *plan) linkActions() ([]FileAction, []int) {
+	var acts []FileAction
+	var at []int
+	for _, l := range pl.links {
+		switch {
+		case l.deleted:
+			acts = append(acts, FileAction{Action: "deleted", Path: l.origin, Symlink: true, LinkTo: l.text})
+		case l.dest != l.at:
+			acts = append(acts, FileAction{Action: "moved", Path: l.path, From: l.origin, Symlink: true, LinkTo: l.text})
+		default:
+			continue
+		}
+		at = append(at, l.selCmd)
+	}
+	return acts, at
+}
+
 // result reports the net file actions and the rows at every edit's edges.
 func (pl *plan) result() *Result {
 	res := &Result{Files: []FileAction{}}
+	links, linkCmds := pl.linkActions()
+	// The actions come in script order: a link's where its selection is.
+	addLinks := func(before int) {
+		for len(links) > 0 && linkCmds[0] < before {
+			res.Files = append(res.Files, links[0])
+			links, linkCmds = links[1:], linkCmds[1:]
+		}
+	}
+	defer func() { addLinks(int(^uint(0) >> 1)) }()
 	for _, f := range pl.files {
+		addLinks(f.selCmd)
 		switch {
 		case f.deleted && f.created:
 			continue
@@ -272,11 +363,7 @@ func (pl *plan) result() *Result {
 		default:
 			continue
 		}
-		x, err := rows.NewIndex(f.out)
-		if err != nil {
-			continue
-		}
-		rec := &recorder{x: x}
+		rec := &recorder{x: f.view.lines()}
 		all := append([]*edit(nil), f.edits...)
 		if f.eof != nil {
 			all = append(all, f.eof)
@@ -285,8 +372,9 @@ func (pl *plan) result() *Result {
 			if e.outEnd == e.outStart && e.start == e.end && e != f.eof {
 				continue // an empty insertion
 			}
-			res.Edits = append(res.Edits, EditRows{Command: e.cmd.N, Op: e.cmd.Op(), Path: f.path, Rows: edgeRows(rec, e)})
+			res.Edits = append(res.Edits, EditRows{Command: e.cmd.N, Op: e.cmd.Op(), Path: f.path, Rows: edgeRows(rec, e), Moved: e.shift})
 		}
+		f.view.unindex() // what the result needed of it is taken
 	}
 	return res
 }
@@ -300,14 +388,14 @@ func edgeRows(rec *recorder, e *edit) []rows.Record {
 		return []rows.Record{}
 	}
 	var lines []int
-	src := x.Src()
+	size := x.Len()
 	if e.outEnd > e.outStart {
 		a, b := x.LineAt(e.outStart), x.LineAt(e.outEnd-1)
 		lines = []int{a - 1, a, b, b + 1}
 	} else {
 		p := e.outStart
-		l := x.LineAt(min(p, len(src)-1))
-		if p >= len(src) {
+		l := x.LineAt(min(p, size-1))
+		if p >= size {
 			lines = []int{n}
 		} else if p == x.Start(l) {
 			lines = []int{l - 1, l} // deleted between two lines

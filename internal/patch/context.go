@@ -41,8 +41,18 @@ func lineRange(a, b, n int) []int {
 // failure near it, every edit beside it), and hashing a line of hundreds of
 // megabytes each time made k failures cost k times the line.
 type recorder struct {
-	x    *rows.Index
+	x    lineSource
 	long map[int]rows.Record
+}
+
+// lineSource is a text split into lines: a rows.Index of bytes in memory,
+// or the view of a new content.
+type lineSource interface {
+	Count() int
+	Text(n int) []byte
+	Start(n int) int
+	LineAt(off int) int
+	Len() int
 }
 
 func (r *recorder) record(l int) rows.Record {

@@ -37,7 +37,7 @@ func (pl *plan) diff(ctx context.Context) (string, error) {
 		default:
 			fmt.Fprintf(&b, "diff --git a/%s b/%s\n", from, to)
 		}
-		old, neu := f.base, f.out
+		old, neu := f.base, f.view.Bytes()
 		var changes []change
 		switch {
 		case f.deleted:
@@ -48,7 +48,7 @@ func (pl *plan) diff(ctx context.Context) (string, error) {
 		case f.formatted:
 			changes = lineDiff(splitLines(old), splitLines(neu))
 		default:
-			changes = f.lineChanges()
+			changes = f.lineChanges(neu)
 		}
 		ol, nl := splitLines(old), splitLines(neu)
 		changes = trimChanges(changes, ol, nl)
@@ -66,6 +66,14 @@ func (pl *plan) diff(ctx context.Context) (string, error) {
 			fmt.Fprintf(&b, "+++ b/%s\n", to)
 		}
 		writeHunks(&b, changes, ol, nl)
+	}
+	for _, l := range pl.links {
+		switch {
+		case l.deleted:
+			fmt.Fprintf(&b, "diff --git a/%s b/%s\ndeleted file mode 120000\n--- a/%s\n+++ /dev/null\n@@ -1 +0,0 @@\n-%s\n\\ No newline at end of file\n", l.origin, l.origin, l.origin, l.text)
+		case l.dest != l.at:
+			fmt.Fprintf(&b, "diff --git a/%s b/%s\nrename from %s\nrename to %s\n", l.origin, l.path, l.origin, l.path)
+		}
 	}
 	return b.String(), nil
 }
@@ -90,7 +98,7 @@ func splitLines(src []byte) [][]byte {
 
 // lineChanges widens every edit to whole lines of the baseline and merges
 // the regions that touch.
-func (f *fileState) lineChanges() []change {
+func (f *fileState) lineChanges(neu []byte) []change {
 	x := f.idx
 	base := f.base
 	lineStart := func(off int) int {
@@ -138,7 +146,7 @@ func (f *fileState) lineChanges() []change {
 		}
 		merged = append(merged, r)
 	}
-	outIdx, _ := rows.NewIndex(f.out)
+	outIdx, _ := rows.NewIndex(neu)
 	lineOf := func(ix *rows.Index, src []byte, off int) int { // 0-based index of the line starting at off
 		if off >= len(src) {
 			return ix.Count()
@@ -151,11 +159,11 @@ func (f *fileState) lineChanges() []change {
 		os := r.s + shift
 		oe := os + (r.e - r.s) + r.delta
 		if i == len(merged)-1 && f.eof != nil && r.e == len(base) {
-			oe = len(f.out)
+			oe = len(neu)
 		}
 		shift += r.delta
 		oa, ob := lineOf(x, base, r.s), lineOf(x, base, r.e)
-		na, nb := lineOf(outIdx, f.out, os), lineOf(outIdx, f.out, oe)
+		na, nb := lineOf(outIdx, neu, os), lineOf(outIdx, neu, oe)
 		out = append(out, change{oa, ob - oa, na, nb - na})
 	}
 	return out

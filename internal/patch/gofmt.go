@@ -32,11 +32,12 @@ func (pl *plan) gofmt() []FormatRows {
 				continue
 			}
 		}
-		got, err := format.Source(f.out)
-		if err != nil || bytes.Equal(got, f.out) {
+		src := f.view.Bytes()
+		got, err := format.Source(src)
+		if err != nil || bytes.Equal(got, src) {
 			continue
 		}
-		pre, post := splitLines(f.out), splitLines(got)
+		pre, post := splitLines(src), splitLines(got)
 		cs := lineDiff(pre, post)
 		move := offsetMap(pre, post, cs)
 		for _, e := range append(append([]*edit(nil), f.edits...), f.eof) {
@@ -44,9 +45,8 @@ func (pl *plan) gofmt() []FormatRows {
 				e.outStart, e.outEnd = move(e.outStart, false), move(e.outEnd, true)
 			}
 		}
-		f.out = got
+		f.setContent(got)
 		f.formatted = true
-		f.diff = !bytes.Equal(f.out, f.base) || f.created || f.dest != f.target
 		x, err := rows.NewIndex(got)
 		if err != nil {
 			continue

@@ -21,7 +21,8 @@ ROW or from the start). VALUE is a JSON string, or <<PATCH followed by
 literal lines and a line PATCH. A row replacement without a final
 terminator keeps the target's (LF, CRLF, CR, or none for an unterminated
 last line). Paths are relative to the workspace; paths with spaces may be
-written bare or as JSON strings.
+written bare or as JSON strings. Through a PATH that is a symlink, type and
+add edit the file it leads to; mv and rm act on the link, as in a shell.
 
 Copy LINE:HASH rows from what the reading commands printed. Every target
 resolves against the files as they were when the script started. A stale

@@ -5,11 +5,13 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"path"
 	"sort"
 	"strings"
 
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/rows"
+	"github.com/rowkit/rowkit/internal/txn"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
 
@@ -21,6 +23,8 @@ type files interface {
 	Load(req string) (*workspace.File, error)
 	Free(req string) (clean, target string, err error)
 	Resolve(req string) (clean, target string, err error)
+	Symlink(req string) (clean, at, text string, ok bool, err error)
+	LinkTarget(at, text string) (target string, exists bool, err error)
 }
 
 // fileState is one file the script touches: its baseline (the bytes when
@@ -37,17 +41,20 @@ type fileState struct {
 	rec    *recorder // the baseline's records
 	mode   fs.FileMode
 
-	created bool // by new
-	deleted bool // by rm
-	broken  bool // selecting it failed; its commands are not judged further
-	selCmd  int  // the command that selected or created it
+	created bool     // by new
+	deleted bool     // by rm
+	mv      *Command // the last mv of it, if any
+	broken  bool     // selecting it failed; its commands are not judged further
+	why     string   // a link to nothing selected for rm: why it cannot be edited
+	selCmd  int      // the command that selected or created it
 
 	pending []*pending
 	edits   []*edit
 	eof     *edit // type EOF: the final terminator, applied last
 
-	out  []byte // the new content
-	diff bool   // out differs from base
+	view    *view     // the new content, as pieces of the baseline and values
+	baseSum *txn.Base // the baseline's size and hash, for the commit
+	diff    bool      // the new content differs from base
 
 	formatted bool // gofmt rewrote out after the edits (gofmt.go)
 }
@@ -72,11 +79,29 @@ type edit struct {
 	startLine  int // baseline lines the edit touches, for messages
 	endLine    int
 	replacedTo int // for rows targets: the last baseline line replaced
+	shift      int // how far its stale rows had moved (relocated); 0 when they had not
+}
+
+// linkState is a symbolic link the script selected by its own name (in
+// PATH, PATH's last component a link). rm and mv act on the link itself,
+// as they do in a shell; type and add edit the file it leads to (file).
+// Acting on what the link points to would delete or move a file the
+// script never named, and leave the link dangling.
+type linkState struct {
+	origin  string // clean path at the start
+	at      string // canonical location at the start
+	text    string // what it holds
+	path    string // clean path now
+	dest    string // canonical location now
+	file    *fileState
+	selCmd  int
+	deleted bool
 }
 
 // plan is a resolved script: every file's new content, or the failures.
 type plan struct {
 	files []*fileState
+	links []*linkState
 	fails []Failure
 }
 
@@ -87,7 +112,10 @@ func build(ctx context.Context, ws files, s *Script) (*plan, error) {
 	pl := &plan{}
 	byPath := map[string]*fileState{}   // live files by current clean path
 	byTarget := map[string]*fileState{} // every file by canonical target at the start
+	byLink := map[string]*linkState{}   // every link by canonical location at the start
+	linkAt := map[string]*linkState{}   // live links by current clean path
 	var cur *fileState
+	var curLink *linkState // the link cur was selected by, if any
 	fail := func(c *Command, path, reason, msg string, rs []rows.Record) {
 		pl.fails = append(pl.fails, Failure{Command: c.N, Op: c.Op(), Path: path, Reason: reason, Message: msg, Rows: rs})
 	}
@@ -100,6 +128,26 @@ func build(ctx context.Context, ws files, s *Script) (*plan, error) {
 		}
 		return nil
 	}
+	linkTaken := func(t string) *linkState {
+		for _, l := range pl.links {
+			if !l.deleted && l.dest == t {
+				return l
+			}
+		}
+		return nil
+	}
+	// unlink re-homes the file l leads to when it was known by l's path:
+	// the link goes away from there (removed or moved), the file keeps its
+	// own path.
+	unlink := func(l *linkState) {
+		delete(linkAt, l.path)
+		f := l.file
+		if !f.broken && f.path == l.path && f.dest == f.target {
+			delete(byPath, f.path)
+			f.path, f.origin = f.target, f.target
+			byPath[f.path] = f
+		}
+	}
 	// free finds where a new or moved file may go: the path must be free
 	// on disk, or freed earlier in this script.
 	free := func(c *Command) (string, string, bool) {
@@ -109,7 +157,15 @@ func build(ctx context.Context, ws files, s *Script) (*plan, error) {
 				fail(c, c.Path, ReasonFilePath, fmt.Sprintf("%s is taken: command %d put a file there", clean, f.selCmd), nil)
 				return "", "", false
 			}
+			if l := linkTaken(target); l != nil {
+				fail(c, c.Path, ReasonFilePath, fmt.Sprintf("%s is taken: command %d moved a symlink there", clean, l.selCmd), nil)
+				return "", "", false
+			}
 			return clean, target, true
+		}
+		if _, at, _, isLink, _ := ws.Symlink(c.Path); isLink && byLink[at] != nil {
+			fail(c, c.Path, ReasonFilePath, fmt.Sprintf("%s is the symlink that command %d selected: a path it leaves is taken until the script is applied; put a file there in another script", clean, byLink[at].selCmd), nil)
+			return "", "", false
 		}
 		if errs.Code(err) == workspace.CodeExists {
 			if _, t, rerr := ws.Resolve(c.Path); rerr == nil {
@@ -128,14 +184,36 @@ func build(ctx context.Context, ws files, s *Script) (*plan, error) {
 		c := &s.Commands[i]
 		switch c.Kind {
 		case kindIn:
-			cur = nil
+			cur, curLink = nil, nil
 			if clean, err := workspace.Clean(c.Path); err == nil {
+				if l := linkAt[clean]; l != nil {
+					cur, curLink = l.file, l
+					continue
+				}
 				if f := byPath[clean]; f != nil {
 					cur = f
 					continue
 				}
 			}
+			clean, at, text, isLink, _ := ws.Symlink(c.Path)
+			if isLink && byLink[at] != nil {
+				fail(c, c.Path, ReasonFilePath, fmt.Sprintf("%s is a symlink that was moved or deleted earlier in this script; select it by its new path", clean), nil)
+				cur = &fileState{broken: true, path: c.Path}
+				continue
+			}
 			wf, err := ws.Load(c.Path)
+			if err != nil && isLink {
+				// A link to nothing, or to what is not a file of the
+				// workspace: selected all the same, for rm (which acts on
+				// the link); an edit or a move of it is refused.
+				why := fmt.Sprintf("%s is a symlink to %s, which is not a file of the workspace: %s", clean, quoteClamped(text), pathMessage(err))
+				cur = &fileState{broken: true, path: c.Path, why: why}
+				curLink = &linkState{origin: clean, at: at, text: text, path: clean, dest: at, file: cur, selCmd: c.N}
+				pl.links = append(pl.links, curLink)
+				byLink[at] = curLink
+				linkAt[clean] = curLink
+				continue
+			}
 			if err != nil {
 				fail(c, c.Path, ReasonFilePath, pathMessage(err), nil)
 				cur = &fileState{broken: true, path: c.Path}
@@ -148,20 +226,26 @@ func build(ctx context.Context, ws files, s *Script) (*plan, error) {
 					continue
 				}
 				cur = f // the same file under another name (a symlink)
-				continue
+			} else {
+				idx, err := rows.NewIndex(wf.Data)
+				if err != nil {
+					fail(c, c.Path, ReasonFilePath, fmt.Sprintf("%s is not UTF-8 text: %v", wf.Path, err), nil)
+					cur = &fileState{broken: true, path: c.Path}
+					continue
+				}
+				cur = &fileState{origin: wf.Path, target: wf.Target, path: wf.Path, dest: wf.Target, base: wf.Data, idx: idx, mode: wf.Mode, selCmd: c.N}
+				pl.files = append(pl.files, cur)
+				byPath[wf.Path] = cur
+				byTarget[wf.Target] = cur
 			}
-			idx, err := rows.NewIndex(wf.Data)
-			if err != nil {
-				fail(c, c.Path, ReasonFilePath, fmt.Sprintf("%s is not UTF-8 text: %v", wf.Path, err), nil)
-				cur = &fileState{broken: true, path: c.Path}
-				continue
+			if isLink {
+				curLink = &linkState{origin: clean, at: at, text: text, path: clean, dest: at, file: cur, selCmd: c.N}
+				pl.links = append(pl.links, curLink)
+				byLink[at] = curLink
+				linkAt[clean] = curLink
 			}
-			cur = &fileState{origin: wf.Path, target: wf.Target, path: wf.Path, dest: wf.Target, base: wf.Data, idx: idx, mode: wf.Mode, selCmd: c.N}
-			pl.files = append(pl.files, cur)
-			byPath[wf.Path] = cur
-			byTarget[wf.Target] = cur
 		case kindNew:
-			cur = nil
+			cur, curLink = nil, nil
 			clean, target, ok := free(c)
 			if !ok {
 				cur = &fileState{broken: true, path: c.Path}
@@ -172,7 +256,15 @@ func build(ctx context.Context, ws files, s *Script) (*plan, error) {
 			pl.files = append(pl.files, cur)
 			byPath[clean] = cur
 		case kindMv:
+			if cur != nil && cur.why != "" {
+				fail(c, c.Path, ReasonFilePath, cur.why+": only rm applies to it", nil)
+				continue
+			}
 			if cur == nil || cur.broken {
+				continue
+			}
+			if curLink != nil {
+				moveLink(ws, c, curLink, free, fail, unlink, linkAt)
 				continue
 			}
 			clean, target, ok := free(c)
@@ -181,15 +273,27 @@ func build(ctx context.Context, ws files, s *Script) (*plan, error) {
 			}
 			delete(byPath, cur.path)
 			cur.path, cur.dest = clean, target
+			cur.mv = c
 			byPath[clean] = cur
 		case kindRm:
+			if curLink != nil {
+				// The link goes, as rm(1) removes it; the file it leads to
+				// stays, with any edits the script makes to it.
+				curLink.deleted = true
+				unlink(curLink)
+				cur, curLink = nil, nil
+				continue
+			}
 			if cur == nil || cur.broken {
 				cur = nil
 				continue
 			}
-			if len(cur.pending) > 0 {
+			if len(cur.pending) > 0 && !cur.created {
 				// Deleting the file would drop the content the script
 				// gave it; pending content is never discarded silently.
+				// (A file the script creates is not there to keep: rm
+				// cancels its creation, content and all, as HPATCH/2
+				// says rm deletes the selected file.)
 				var ns []int
 				for _, p := range cur.pending {
 					ns = append(ns, p.cmd.N)
@@ -204,6 +308,10 @@ func build(ctx context.Context, ws files, s *Script) (*plan, error) {
 			delete(byPath, cur.path)
 			cur = nil
 		case kindType, kindAdd, kindInit:
+			if cur != nil && cur.why != "" {
+				fail(c, curLink.path, ReasonFilePath, cur.why+": only rm applies to it", nil)
+				continue
+			}
 			if cur == nil || cur.broken {
 				continue
 			}
@@ -230,6 +338,35 @@ func build(ctx context.Context, ws files, s *Script) (*plan, error) {
 	return pl, nil
 }
 
+// moveLink moves the symlink l to the path command c names, as mv(1)
+// does: the link itself, its text unchanged. The move is refused when,
+// from the new place, that text would no longer lead to the same file: a
+// dangling or redirected link is never made silently.
+func moveLink(ws files, c *Command, l *linkState, free func(*Command) (string, string, bool),
+	fail func(*Command, string, string, string, []rows.Record), unlink func(*linkState), linkAt map[string]*linkState) {
+	clean, target, ok := free(c)
+	if !ok {
+		return
+	}
+	if path.Dir(target) == path.Dir(l.dest) {
+		// The same directory: the text leads where it led.
+	} else if to, exists, err := ws.LinkTarget(target, l.text); err != nil || !exists || to != l.file.target {
+		where := "nowhere"
+		switch {
+		case err != nil && errs.Code(err) == workspace.CodeOutside:
+			where = "outside the workspace"
+		case exists:
+			where = quoteClamped(to)
+		}
+		fail(c, c.Path, ReasonFilePath, fmt.Sprintf("%s is a symlink holding %s; mv moves the link itself, as mv(1) does, and at %s that text would lead %s, not to %s: move the file instead (in %s), or remake the link in a shell",
+			l.path, quoteClamped(l.text), clean, where, quoteClamped(l.file.target), l.file.target), nil)
+		return
+	}
+	unlink(l)
+	l.path, l.dest = clean, target
+	linkAt[clean] = l
+}
+
 // pathMessage is the one-line explanation of a workspace error.
 func pathMessage(err error) string {
 	if e, ok := errs.As(err); ok {
@@ -253,6 +390,19 @@ func (f *fileState) lineHashes() []uint16 {
 		}
 	}
 	return f.hashes
+}
+
+// refsCurrent reports whether every row reference is current: its line
+// still has its hash.
+func (f *fileState) refsCurrent(refs [][]refUse) bool {
+	for _, rs := range refs {
+		for _, r := range rs {
+			if r.line > f.idx.Count() || parseHash(rows.Hash(f.idx.Text(r.line))) != r.hash {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // refsOf returns the row references a command's target depends on.
@@ -284,7 +434,14 @@ func (f *fileState) resolve(ctx context.Context) ([]Failure, error) {
 		}
 	}
 	shift := map[*pending]int{}
-	if len(refs) > 0 {
+	if f.refsCurrent(refs) {
+		// Every row is where it was read: no line's hash but theirs is
+		// needed (hashing every line of a large file was most of the
+		// cost of a one-line edit).
+		for _, p := range withRefs {
+			shift[p] = 0
+		}
+	} else if len(refs) > 0 {
 		for i, r := range relocate(f.lineHashes(), refs) {
 			p := withRefs[i]
 			if r.ok {
@@ -324,10 +481,10 @@ func (f *fileState) resolve(ctx context.Context) ([]Failure, error) {
 				continue
 			}
 			if c.Kind == kindAdd {
-				f.edits = append(f.edits, &edit{cmd: c, path: p.path, start: x.Start(a), end: x.Start(a), value: addValue(c.Value, x, a), insert: true, seq: seq, startLine: a, endLine: a})
+				f.edits = append(f.edits, &edit{cmd: c, path: p.path, start: x.Start(a), end: x.Start(a), value: addValue(c.Value, x, a), insert: true, seq: seq, startLine: a, endLine: a, shift: d})
 				continue
 			}
-			f.edits = append(f.edits, &edit{cmd: c, path: p.path, start: x.Start(a), end: x.End(b), value: typeValue(c.Value, x.Term(b)), seq: seq, startLine: a, endLine: b})
+			f.edits = append(f.edits, &edit{cmd: c, path: p.path, start: x.Start(a), end: x.End(b), value: typeValue(c.Value, x.Term(b)), seq: seq, startLine: a, endLine: b, shift: d})
 		case c.Target.Kind == TargetText:
 			from := 0
 			if c.Target.Anchored {
@@ -339,7 +496,7 @@ func (f *fileState) resolve(ctx context.Context) ([]Failure, error) {
 				continue
 			}
 			for _, at := range found {
-				e := &edit{cmd: c, path: p.path, start: at, end: at + len(c.Target.Needle), value: c.Value, seq: seq, startLine: x.LineAt(at), endLine: x.LineAt(at + len(c.Target.Needle) - 1)}
+				e := &edit{cmd: c, path: p.path, start: at, end: at + len(c.Target.Needle), value: c.Value, seq: seq, startLine: x.LineAt(at), endLine: x.LineAt(at + len(c.Target.Needle) - 1), shift: d}
 				if c.Kind == kindAdd {
 					e.end, e.insert, e.endLine = at, true, e.startLine
 				}
@@ -448,9 +605,9 @@ func (f *fileState) describe(e *edit) string {
 	return fmt.Sprintf("command %d (lines %d-%d)", e.cmd.N, e.startLine, e.endLine)
 }
 
-// render builds the new content: edits in baseline order, insertions at
-// one point in script order before a replacement starting there, and the
-// final terminator last.
+// render builds the new content, as a view: edits in baseline order,
+// insertions at one point in script order before a replacement starting
+// there, and the final terminator last.
 func (f *fileState) render() {
 	es := append([]*edit(nil), f.edits...)
 	sort.SliceStable(es, func(i, j int) bool {
@@ -463,27 +620,48 @@ func (f *fileState) render() {
 		}
 		return a.seq < b.seq
 	})
-	out := make([]byte, 0, len(f.base)+64)
+	v := &view{base: f.base}
 	at := 0
 	for _, e := range es {
-		out = append(out, f.base[at:e.start]...)
-		e.outStart = len(out)
-		out = append(out, e.value...)
-		e.outEnd = len(out)
+		v.addBase(at, e.start)
+		e.outStart = v.size
+		v.addVal(e.value)
+		e.outEnd = v.size
 		at = e.end
 	}
-	out = append(out, f.base[at:]...)
-	if f.eof != nil && len(out) > 0 {
-		n := len(out)
+	v.addBase(at, len(f.base))
+	if f.eof != nil && v.size > 0 {
+		t := v.lastBytes(2)
+		n := 0
 		switch {
-		case bytes.HasSuffix(out, []byte("\r\n")):
-			n -= 2
-		case out[n-1] == '\n' || out[n-1] == '\r':
-			n--
+		case bytes.HasSuffix(t, []byte("\r\n")):
+			n = 2
+		case t[len(t)-1] == '\n' || t[len(t)-1] == '\r':
+			n = 1
 		}
-		out = append(out[:n], f.eof.value...)
-		f.eof.outStart, f.eof.outEnd = n, len(out)
+		v.trimEnd(n)
+		f.eof.outStart = v.size
+		v.addVal(f.eof.value)
+		f.eof.outEnd = v.size
 	}
-	f.out = out
-	f.diff = !bytes.Equal(out, f.base) || f.created || f.deleted || f.dest != f.target
+	f.view = v
+	f.diff = !v.equalsBase() || f.created || f.deleted || f.dest != f.target
+}
+
+// setContent replaces the new content by data (gofmt's output).
+func (f *fileState) setContent(data []byte) {
+	v := &view{base: f.base}
+	v.addVal(string(data))
+	v.index()
+	f.view = v
+	f.diff = !v.equalsBase() || f.created || f.deleted || f.dest != f.target
+}
+
+// release drops what only planning needed (the baseline, its index and
+// hashes): the commit streams the unchanged content from the file itself.
+func (f *fileState) release() {
+	f.base, f.idx, f.hashes, f.byHash, f.rec = nil, nil, nil, nil, nil
+	if f.view != nil {
+		f.view.base = nil
+	}
 }

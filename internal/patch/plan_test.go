@@ -88,7 +88,7 @@ func TestResolveContent(t *testing.T) {
 			if len(pl.fails) > 0 {
 				t.Fatalf("failures: %+v", pl.fails)
 			}
-			if got := string(pl.files[0].out); got != c.want {
+			if got := string(pl.files[0].view.Bytes()); got != c.want {
 				t.Fatalf("got %q, want %q", got, c.want)
 			}
 			if pl.files[0].diff != (c.file != c.want) {
@@ -106,7 +106,7 @@ func TestResolveFiles(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, f := range pl.files {
-		st := "write " + string(f.out)
+		st := "write " + string(f.view.Bytes())
 		if f.deleted {
 			st = "delete"
 		}
@@ -164,7 +164,6 @@ func TestResolveFailures(t *testing.T) {
 		{"new file selected again", "new n.txt\nin g.txt\nin n.txt\ntype 1:8ed3..2:f44e \"x\"\n", []wantFail{{4, ReasonInitialization, "created by this script"}}, ""},
 		{"rm after an edit", "in f.txt\ntype 1:8ed3 \"X\"\nrm\n", []wantFail{{3, ReasonConflict, "rm would discard the edit of command 2 to f.txt"}}, ""},
 		{"rm after edits, selected again", "in f.txt\nadd EOF \"z\"\ntype EOF \"\"\nin g.txt\nin f.txt\nrm\n", []wantFail{{6, ReasonConflict, "the edits of commands 2, 3 to f.txt"}}, ""},
-		{"rm after init", "new n.txt\ntype \"x\"\nrm\n", []wantFail{{3, ReasonConflict, "command 2 to n.txt"}}, ""},
 		{"rm after a moved edit", "in g.txt\ntype " + ref(1, "one") + " \"1\"\nmv h.txt\nrm\n", []wantFail{{4, ReasonConflict, "command 2 to h.txt"}}, ""},
 		{"reversed range", "in f.txt\ntype 3:be9d..1:8ed3 \"x\"\n", []wantFail{{2, ReasonTargetOrder, "the range 3:be9d..1:8ed3 ends before it starts: its rows are lines 3 and 1"}}, "1,2,3"},
 		{"reversed range, stale rows", "in f.txt\ntype 3:f44e..1:be9d \"x\"\n", []wantFail{{2, ReasonRowStale, "3:f44e is stale"}}, "1,2,3,4"},
@@ -224,7 +223,7 @@ func TestRelocation(t *testing.T) {
 			if len(pl.fails) > 0 {
 				t.Fatalf("%+v", pl.fails)
 			}
-			if got := string(pl.files[0].out); got != c.want {
+			if got := string(pl.files[0].view.Bytes()); got != c.want {
 				t.Fatalf("got %q want %q", got, c.want)
 			}
 		})

@@ -175,11 +175,19 @@ func report(res *Result, b rows.Budget) (string, kept) {
 	for _, f := range res.Files {
 		blk = append(blk, f.Action...)
 		blk = append(blk, ' ')
+		if f.Symlink {
+			blk = append(blk, "symlink "...)
+		}
 		if f.From != "" {
 			blk = jsonstr.Append(blk, f.From)
 			blk = append(blk, " -> "...)
 		}
 		blk = jsonstr.Append(blk, f.Path)
+		if f.Symlink {
+			blk = append(blk, " (link to "...)
+			blk = jsonstr.Append(blk, f.LinkTo)
+			blk = append(blk, "; its target untouched)"...)
+		}
 		blk = append(blk, '\n')
 	}
 	if ok, _ := adm.Admit(blk); !ok {
@@ -187,7 +195,17 @@ func report(res *Result, b rows.Budget) (string, kept) {
 		return fmt.Sprintf("applied: %s\n", strings.Join(parts, ", ")) + leftOut(b, adm.Report().Bytes, len(res.Files), "file actions"), kept{}
 	}
 	for i, e := range res.Edits {
-		blk = fmt.Appendf(blk[:0], "command %d %s:\n", e.Command, e.Op)
+		blk = fmt.Appendf(blk[:0], "command %d %s", e.Command, e.Op)
+		if e.Moved != 0 {
+			// Relocated: the rows the model copied were stale, and so are
+			// the others it copied from the file at the same time.
+			unit := "lines"
+			if e.Moved == 1 || e.Moved == -1 {
+				unit = "line"
+			}
+			blk = fmt.Appendf(blk, " (target moved %+d %s; rows read before are stale)", e.Moved, unit)
+		}
+		blk = append(blk, ":\n"...)
 		blk = appendRecords(blk, e.Path, e.Rows)
 		if ok, _ := adm.Admit(blk); !ok {
 			adm.Flush()

@@ -35,6 +35,11 @@ type FileAction struct {
 	Action string `json:"action" jsonschema:"modified, created, deleted or moved"`
 	Path   string `json:"path" jsonschema:"the file's path after the script"`
 	From   string `json:"from,omitempty" jsonschema:"moved only: the path before"`
+	// Symlink: the action was on a symbolic link itself (rm and mv of a
+	// path that is a link act on the link, as in a shell), whose text is
+	// LinkTo; what it leads to is not touched.
+	Symlink bool   `json:"symlink,omitempty" jsonschema:"the path is a symbolic link, deleted or moved itself; what it leads to is not touched"`
+	LinkTo  string `json:"linkTo,omitempty" jsonschema:"symlink only: the link's text (what it leads to)"`
 }
 
 // EditRows are the rows around one edit after the script.
@@ -43,4 +48,9 @@ type EditRows struct {
 	Op      string        `json:"op" jsonschema:"type or add"`
 	Path    string        `json:"path" jsonschema:"the file's path after the script"`
 	Rows    []rows.Record `json:"rows" jsonschema:"verified rows of the new content: the row before, the first and last new rows, the row after"`
+	// Moved is how many lines the edit's target had moved since its rows
+	// were copied (relocated: +3 means 3 lines further down); 0 when
+	// they were current. Other rows copied from the file at the same time
+	// are stale by as much.
+	Moved int `json:"moved,omitempty" jsonschema:"lines the target had moved since its rows were copied (relocated; +3 is 3 lines down); other rows copied from this file then are stale too"`
 }

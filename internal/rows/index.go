@@ -1,6 +1,10 @@
 package rows
 
-import "sort"
+import (
+	"bytes"
+	"math"
+	"sort"
+)
 
 // Term is a line terminator.
 type Term uint8
@@ -43,20 +47,31 @@ func (t Term) Name() string {
 // line's terminator: what an engine needs to map byte offsets to verified
 // rows (inspect) or to replace lines byte for byte (the edit engine).
 // Lines are numbered from 1.
+//
+// It records only where each line begins, in 4 bytes a line (8 for a file
+// of 4 GiB or more), and finds where its text ends from the terminator
+// before the next line: a 1 GiB file of 18 million lines costs 72 MB of
+// index beside its bytes, not 288.
 type Index struct {
 	src    []byte
-	starts []int // offset where each line's text begins
-	ends   []int // offset where each line's text ends (its terminator begins)
+	starts []uint32 // offset where each line's text begins, for src below 4 GiB
+	wide   []int    // the same, for larger src
 }
 
 // NewIndex validates src as strict UTF-8 and splits it into lines. An
 // invalid byte is reported as an *EncodingError.
 func NewIndex(src []byte) (*Index, error) {
 	x := &Index{src: src}
-	err := Lines(src, func(start, n int) {
-		x.starts = append(x.starts, start)
-		x.ends = append(x.ends, start+n)
-	})
+	// At most one line per terminator byte and one more: sized once.
+	n := bytes.Count(src, []byte{'\n'}) + bytes.Count(src, []byte{'\r'}) + 1
+	var err error
+	if int64(len(src)) <= math.MaxUint32 {
+		x.starts = make([]uint32, 0, n)
+		err = Lines(src, func(start, _ int) { x.starts = append(x.starts, uint32(start)) })
+	} else {
+		x.wide = make([]int, 0, n)
+		err = Lines(src, func(start, _ int) { x.wide = append(x.wide, start) })
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -66,33 +81,67 @@ func NewIndex(src []byte) (*Index, error) {
 // Src returns the indexed bytes.
 func (x *Index) Src() []byte { return x.src }
 
+// Len returns the number of indexed bytes.
+func (x *Index) Len() int { return len(x.src) }
+
 // Count returns the number of lines.
-func (x *Index) Count() int { return len(x.starts) }
+func (x *Index) Count() int {
+	if x.wide != nil {
+		return len(x.wide)
+	}
+	return len(x.starts)
+}
+
+func (x *Index) start(i int) int {
+	if x.wide != nil {
+		return x.wide[i]
+	}
+	return int(x.starts[i])
+}
 
 // Text returns line n's text without its terminator.
-func (x *Index) Text(n int) []byte { return x.src[x.starts[n-1]:x.ends[n-1]] }
+func (x *Index) Text(n int) []byte { return x.src[x.Start(n):x.textEnd(n)] }
 
 // Start returns the offset where line n's text begins.
-func (x *Index) Start(n int) int { return x.starts[n-1] }
+func (x *Index) Start(n int) int { return x.start(n - 1) }
 
 // End returns the offset just past line n's terminator: the start of line
 // n+1, or len(src) for the last line.
 func (x *Index) End(n int) int {
-	if n < len(x.starts) {
-		return x.starts[n]
+	if n < x.Count() {
+		return x.start(n)
 	}
 	return len(x.src)
 }
 
+// textEnd is the offset where line n's text ends: its terminator (CRLF, LF
+// or CR, read back from the bytes before End) begins.
+func (x *Index) textEnd(n int) int {
+	e := x.End(n)
+	if e == x.Start(n) {
+		return e
+	}
+	switch x.src[e-1] {
+	case '\n':
+		if e-2 >= x.Start(n) && x.src[e-2] == '\r' {
+			return e - 2
+		}
+		return e - 1
+	case '\r':
+		return e - 1
+	}
+	return e // the last line, unterminated
+}
+
 // Term returns line n's terminator.
 func (x *Index) Term(n int) Term {
-	switch x.End(n) - x.ends[n-1] {
+	switch x.End(n) - x.textEnd(n) {
 	case 0:
 		return TermNone
 	case 2:
 		return TermCRLF
 	}
-	if x.src[x.ends[n-1]] == '\r' {
+	if x.src[x.textEnd(n)] == '\r' {
 		return TermCR
 	}
 	return TermLF
@@ -102,7 +151,7 @@ func (x *Index) Term(n int) Term {
 // the line it ends. Offsets past the end fall on the last line, offsets
 // before the start on line 0.
 func (x *Index) LineAt(off int) int {
-	return sort.Search(len(x.starts), func(i int) bool { return x.starts[i] > off })
+	return sort.Search(x.Count(), func(i int) bool { return x.start(i) > off })
 }
 
 // Ref returns line n's identity.

@@ -2,6 +2,7 @@ package txn
 
 import (
 	"encoding/json"
+	"fmt"
 	"path"
 	"strings"
 	"testing"
@@ -15,6 +16,9 @@ import (
 // come on top; see TestRecoverIgnores*.)
 func FuzzJournal(f *testing.F) {
 	for _, ops := range []string{
+		`[{"target":"a.txt","temp":".rowkit/000000000000.0.new","backup":".rowkit/000000000000.0.old"}]`,
+		`[{"target":"a.txt","temp":".rowkit/000000000000.1.new"}]`,
+		`[{"target":".rowkit/lock","temp":".rowkit/000000000000.0.new"}]`,
 		`[{"target":"a.txt","temp":".a.txt.rowkit-000000000000.tmp","backup":".a.txt.rowkit-000000000000.old","old_sum":"` + strings.Repeat("ab", 32) + `","old_size":3}]`,
 		`[{"target":"d/b.txt","temp":"d/.b.txt.rowkit-000000000000.tmp"}]`,
 		`[{"target":"c.txt","backup":".c.txt.rowkit-000000000000.old","delete":true}]`,
@@ -25,6 +29,7 @@ func FuzzJournal(f *testing.F) {
 		`[{"target":"keep.txt/../../x","temp":"keep.txt/../../.x.rowkit-000000000000.tmp"}]`,
 	} {
 		f.Add([]byte(`{"id":"000000000000","state":"commit","ops":` + ops + `,"dirs":["d"],"self":{"dev":1,"ino":2},"home":{"dev":1,"ino":3}}`))
+		f.Add([]byte(`{"id":"000000000000","state":"commit","ops":` + ops + `,"dirs":[{"path":"d","stage":".rowkit/000000000000.d0"},{"path":"d/e"}],"self":{"dev":1,"ino":2},"home":{"dev":1,"ino":3}}`))
 	}
 	f.Add([]byte(`{"id":"000000000000","state":"prepare","ops":[],"dirs":["..","/","a//b","./a"]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -38,15 +43,19 @@ func FuzzJournal(f *testing.F) {
 				t.Fatalf("valid journal names %q", p)
 			}
 		}
-		for _, o := range j.Ops {
+		for n, o := range j.Ops {
 			inside(o.Target)
+			if strings.HasPrefix(o.Target, ".rowkit/") || o.Target == ".rowkit" {
+				t.Fatalf("valid journal targets rowkit's own %q", o.Target)
+			}
 			dir, base := path.Split(o.Target)
-			for _, s := range []struct{ name, ext string }{{o.Temp, ".tmp"}, {o.Backup, ".old"}} {
+			for _, s := range []struct{ name, ext, own string }{{o.Temp, ".tmp", ".new"}, {o.Backup, ".old", ".old"}} {
 				if s.name == "" {
 					continue
 				}
-				inside(s.name)
-				if s.name != dir+"."+base+".rowkit-"+j.ID+s.ext {
+				sdir, sbase := path.Split(s.name)
+				above := sdir == "" || strings.HasPrefix(dir, sdir)
+				if !(above && sbase == "."+base+".rowkit-"+j.ID+s.ext) && s.name != fmt.Sprintf(".rowkit/%s.%d%s", j.ID, n, s.own) {
 					t.Fatalf("valid journal stages %q for %q", s.name, o.Target)
 				}
 			}
@@ -54,8 +63,12 @@ func FuzzJournal(f *testing.F) {
 				t.Fatalf("valid journal deletes %q without a backup", o.Target)
 			}
 		}
-		for _, d := range j.Dirs {
-			inside(d)
+		for n, d := range j.Dirs {
+			inside(d.Path)
+			dir, base := path.Split(d.Path)
+			if d.Stage != "" && d.Stage != dir+"."+base+".rowkit-"+j.ID+".dir" && d.Stage != fmt.Sprintf(".rowkit/%s.d%d", j.ID, n) {
+				t.Fatalf("valid journal stages directory %q as %q", d.Path, d.Stage)
+			}
 		}
 	})
 }

@@ -55,8 +55,9 @@ func lockRecovery(err error) (Recovery, bool) {
 // acquire takes the workspace lock, creating .rowkit and the lock file when
 // missing. It polls rather than blocks so that ctx and lockWait are
 // honoured; a holder keeps it for milliseconds.
-func acquire(ctx context.Context, root *os.Root) (*lock, error) {
-	if j, why := ownJournal(root); j == nil && why != "" {
+func acquire(ctx context.Context, ws *workspace.Root) (*lock, error) {
+	root := ws.FS()
+	if j, why := ownJournal(ws); j == nil && why != "" {
 		// A journal that is not rowkit's own, in a state directory where
 		// no rowkit ever locked (a repository shipped it): reported
 		// without creating anything there. (Where the lock exists, the
@@ -186,7 +187,14 @@ func (l *lock) try() (bool, error) {
 }
 
 // current reports whether lockName still names the locked file.
-func (l *lock) current() bool { return sameID(l.root, lockName, &l.id) }
+func (l *lock) current() bool {
+	fi, err := l.root.Lstat(lockName)
+	if err != nil {
+		return false
+	}
+	id, ok := idOf(fi)
+	return ok && id == l.id
+}
 
 // release drops the lock. The file stays: removing it would let a waiter
 // lock an inode that a newcomer no longer finds.

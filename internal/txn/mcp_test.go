@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -232,4 +233,86 @@ func TestMCPEditsBesideReaders(t *testing.T) {
 		t.Fatalf("left behind: %v", l)
 	}
 	t.Logf("%d edits acknowledged and kept beside %d reader runs", acked, runs)
+}
+
+// The MCP read tools beside a transaction a killed commit left (a.txt new,
+// b.txt old): each still answers what is on disk and adds one text block
+// "[pending_edit: ...]" naming the edit and what completes it; none of
+// them settles it (the workspace is as the kill left it). The next edit
+// through the server settles it, and the note is gone.
+func TestMCPReadersNamePendingEdit(t *testing.T) {
+	bin := rowkitBin(t)
+	files := map[string]string{"a.txt": "a=0\n", "b.txt": "b=0\n", "c.txt": "c\n"}
+	script := fmt.Sprintf("in a.txt\ntype %s \"a=1\"\nin b.txt\ntype %s \"b=1\"\n", row(1, "a=0"), row(1, "b=0"))
+	steps := stepsOf(t, files, script)
+	k := -1
+	for i, s := range steps {
+		if s == "rename b.txt" {
+			k = i
+		}
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, files)
+	h := pauseAt(t, dir, script, k)
+	h.p.cmd.Process.Kill()
+	h.p.wait()
+	if read(dir, "a.txt") != "a=1\n" || read(dir, "b.txt") != "b=0\n" {
+		t.Fatalf("not torn: %q %q", read(dir, "a.txt"), read(dir, "b.txt"))
+	}
+	before := snapshotAll(dir)
+	c := startMCP(t, exec.Command(filepath.Join(bin, "rowkit"), "mcp", "--root", dir))
+	texts := func(r map[string]any) []string {
+		var out []string
+		for _, b := range r["content"].([]any) {
+			if m, ok := b.(map[string]any); ok && m["type"] == "text" {
+				out = append(out, m["text"].(string))
+			}
+		}
+		return out
+	}
+	calls := []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"read_file", map[string]any{"path": "a.txt"}, "a=1"},
+		{"inspect_file", map[string]any{"path": "b.txt"}, "b.txt"},
+		{"search", map[string]any{"pattern": "="}, "b=0"},
+	}
+	id := 10
+	for _, cl := range calls {
+		id++
+		res := c.call(id, "tools/call", map[string]any{"name": cl.name, "arguments": cl.args}, 20*time.Second)
+		r, _ := res["result"].(map[string]any)
+		if r == nil || r["isError"] == true {
+			t.Fatalf("%s: %v", cl.name, res)
+		}
+		ts := texts(r)
+		if len(ts) < 2 || !strings.Contains(ts[0], cl.want) || !strings.HasPrefix(ts[len(ts)-1], "[pending_edit: an interrupted edit of a.txt, b.txt is pending in this workspace (transaction ") ||
+			!strings.Contains(ts[len(ts)-1], "the next edit settles it") {
+			t.Fatalf("%s: %q", cl.name, ts)
+		}
+	}
+	// Not about these files: no note.
+	id++
+	res := c.call(id, "tools/call", map[string]any{"name": "read_file", "arguments": map[string]any{"path": "c.txt"}}, 20*time.Second)
+	if ts := texts(res["result"].(map[string]any)); len(ts) != 1 {
+		t.Fatalf("read_file c.txt: %q", ts)
+	}
+	if after := snapshotAll(dir); !maps.Equal(before, after) {
+		t.Fatalf("a read tool changed the workspace:\n%v\n->\n%v", before, after)
+	}
+	if r := c.edit(id+1, fmt.Sprintf("in c.txt\ntype %s \"d\"\n", row(1, "c"))); r["isError"] == true {
+		t.Fatalf("edit: %v", r)
+	}
+	if read(dir, "b.txt") != "b=1\n" {
+		t.Fatalf("the edit did not settle the transaction: b.txt %q", read(dir, "b.txt"))
+	}
+	res = c.call(id+2, "tools/call", map[string]any{"name": "read_file", "arguments": map[string]any{"path": "a.txt"}}, 20*time.Second)
+	if ts := texts(res["result"].(map[string]any)); len(ts) != 1 {
+		t.Fatalf("read_file after the settling edit: %q", ts)
+	}
+	if err := c.close(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -131,6 +131,9 @@ func row(line int, text string) string { return fmt.Sprintf("%d:%s", line, rows.
 func writeFiles(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	for name, data := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -148,8 +151,13 @@ func read(dir, name string) string {
 // stepsOf runs script's commit once in a fresh copy of files and returns
 // its steps.
 func stepsOf(t *testing.T, files map[string]string, script string) []string {
+	return stepsWith(t, func(dir string) { writeFiles(t, dir, files) }, script)
+}
+
+// stepsWith is stepsOf in a workspace that setup makes.
+func stepsWith(t *testing.T, setup func(dir string), script string) []string {
 	dir := t.TempDir()
-	writeFiles(t, dir, files)
+	setup(dir)
 	var got []string
 	txn.SetFaultHook(func(s string) error { got = append(got, s); return nil })
 	defer txn.SetFaultHook(nil)
@@ -231,7 +239,8 @@ func litter(dir string) []string {
 			return nil
 		}
 		rel, _ := filepath.Rel(dir, p)
-		if strings.Contains(d.Name(), ".rowkit-") || rel == ".rowkit/journal" || rel == ".rowkit/journal.tmp" {
+		inState := filepath.Dir(rel) == ".rowkit" && d.Name() != "lock" && d.Name() != ".gitignore"
+		if strings.Contains(d.Name(), ".rowkit-") || inState {
 			bad = append(bad, rel)
 		}
 		return nil
@@ -464,8 +473,10 @@ func snapshotAll(dir string) map[string]string {
 // and says what it did.
 func TestReadersLeaveAKilledTransaction(t *testing.T) {
 	bin := rowkitBin(t)
-	files := map[string]string{"a.txt": "a=0\n", "b.txt": "b=0\n"}
-	script := fmt.Sprintf("in a.txt\ntype %s \"a=1\"\nin b.txt\ntype %s \"b=1\"\nnew d/n.txt\ntype \"n\"\n", row(1, "a=0"), row(1, "b=0"))
+	// c.txt moves with an edit: its new content is rendered from its
+	// backup at the new path.
+	files := map[string]string{"a.txt": "a=0\n", "b.txt": "b=0\n", "c.txt": "c=0\nkeep\n"}
+	script := fmt.Sprintf("in a.txt\ntype %s \"a=1\"\nin b.txt\ntype %s \"b=1\"\nnew d/n.txt\ntype \"n\"\nin c.txt\ntype %s \"c=1\"\nmv m/c2.txt\n", row(1, "a=0"), row(1, "b=0"), row(1, "c=0"))
 	steps := stepsOf(t, files, script)
 	readers := [][]string{
 		{"hread", "a.txt"}, {"hgrep", "="}, {"inspect_file", "b.txt"}, {"rowkit", "read", "a.txt"},
@@ -501,11 +512,12 @@ func TestReadersLeaveAKilledTransaction(t *testing.T) {
 		verb, _, _ := strings.Cut(r.out, " ")
 		counts[verb]++
 		a, b, n := read(dir, "a.txt"), read(dir, "b.txt"), read(dir, "d/n.txt")
-		old := a == "a=0\n" && b == "b=0\n" && n == "<missing>"
-		new := a == "a=1\n" && b == "b=1\n" && n == "n"
+		c, c2 := read(dir, "c.txt"), read(dir, "m/c2.txt")
+		old := a == "a=0\n" && b == "b=0\n" && n == "<missing>" && c == "c=0\nkeep\n" && c2 == "<missing>"
+		new := a == "a=1\n" && b == "b=1\n" && n == "n" && c == "<missing>" && c2 == "c=1\nkeep\n"
 		// "nothing": killed before the first journal or after the last.
 		if !old && !new || old && verb == "completed" || new && verb != "completed" && verb != "nothing" {
-			t.Fatalf("killed at %q, then %q: a.txt %q b.txt %q d/n.txt %q", s, r.out, a, b, n)
+			t.Fatalf("killed at %q, then %q: a.txt %q b.txt %q d/n.txt %q c.txt %q m/c2.txt %q", s, r.out, a, b, n, c, c2)
 		}
 		if l := litter(dir); len(l) > 0 {
 			t.Fatalf("killed at %q, then %q: left behind %v", s, r.out, l)
@@ -515,4 +527,41 @@ func TestReadersLeaveAKilledTransaction(t *testing.T) {
 		t.Fatalf("the kills did not reach every kind of recovery: %v", counts)
 	}
 	t.Logf("%d kills, recoveries: %v", len(steps), counts)
+}
+
+// A reader beside a commit that is alive and paused between its renames
+// (its lock held, per /proc/locks) says the edit is being committed, not
+// that it was interrupted, and names no command to run; once the commit
+// ends, nothing.
+func TestReaderBesideLiveCommit(t *testing.T) {
+	bin := rowkitBin(t)
+	files := map[string]string{"a.txt": "a=0\n", "b.txt": "b=0\n"}
+	script := fmt.Sprintf("in a.txt\ntype %s \"a=1\"\nin b.txt\ntype %s \"b=1\"\n", row(1, "a=0"), row(1, "b=0"))
+	steps := stepsOf(t, files, script)
+	dir := t.TempDir()
+	writeFiles(t, dir, files)
+	h := pauseAt(t, dir, script, stepIndex(t, steps, "rename b.txt"))
+	r := start(t, rowkit(bin, dir, "hread", "", "b.txt")).wait()
+	if r.exit != 0 || r.out != row(1, "b=0")+" b=0\n" ||
+		!strings.HasPrefix(r.errOut, "hread: pending_edit: an edit of a.txt, b.txt is being committed in this workspace by another rowkit process (transaction ") ||
+		strings.Contains(r.errOut, "rowkit recover") {
+		t.Fatalf("hread while the commit is paused: %+v", r)
+	}
+	if rep := h.resume(t); rep.Exit != 0 {
+		t.Fatalf("the paused commit: %+v", rep)
+	}
+	if r := start(t, rowkit(bin, dir, "hread", "", "b.txt")).wait(); r.exit != 0 || r.errOut != "" {
+		t.Fatalf("hread after the commit: %+v", r)
+	}
+}
+
+// stepIndex finds the first step named name.
+func stepIndex(t *testing.T, steps []string, name string) int {
+	for i, s := range steps {
+		if s == name {
+			return i
+		}
+	}
+	t.Fatalf("no step %q in %v", name, steps)
+	return -1
 }

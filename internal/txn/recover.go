@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/regfile"
@@ -99,7 +100,7 @@ func Recover(ctx context.Context, ws *workspace.Root) (Recovery, error) {
 	if _, err := root.Lstat(workspace.StateDir); errors.Is(err, fs.ErrNotExist) {
 		return Recovery{Action: None}, nil // no state: no transaction was ever staged here
 	}
-	lk, err := acquire(ctx, root)
+	lk, err := acquire(ctx, ws)
 	if err != nil {
 		if rec, ok := lockRecovery(err); ok {
 			return rec, nil
@@ -107,7 +108,7 @@ func Recover(ctx context.Context, ws *workspace.Root) (Recovery, error) {
 		if errs.Is(err, errs.Cancelled) {
 			return Recovery{}, err
 		}
-		if j, why := ownJournal(root); j == nil && why == "" && !pending(ws.Dir()) {
+		if j, why := ownJournal(ws); j == nil && why == "" && !pending(ws.Dir()) {
 			// A state directory this user cannot lock (read-only, say)
 			// with nothing in it to settle.
 			return Recovery{Action: None}, nil
@@ -115,12 +116,13 @@ func Recover(ctx context.Context, ws *workspace.Root) (Recovery, error) {
 		return Recovery{}, errs.Errorf(CodeJournal, "cannot take the workspace lock: %v", regfile.Cause(err))
 	}
 	defer lk.release()
-	return settle(root, lk)
+	return settle(ws, lk)
 }
 
 // settle acts on the pending journal, the lock held: its writer is gone.
-func settle(root *os.Root, lk *lock) (Recovery, error) {
-	j, why := ownJournal(root)
+func settle(ws *workspace.Root, lk *lock) (Recovery, error) {
+	root := ws.FS()
+	j, why := ownJournal(ws)
 	if j == nil {
 		if why != "" {
 			return Recovery{Action: Ignored, Reason: why}, nil
@@ -128,23 +130,23 @@ func settle(root *os.Root, lk *lock) (Recovery, error) {
 		return Recovery{Action: None, StaleTemp: removeStaleTemp(root)}, nil
 	}
 	self := j.Self
-	t := &tx{root: root, lk: lk, j: j, onDisk: &self}
+	t := &tx{ws: ws, root: root, lk: lk, j: j, onDisk: &self}
 	rec := Recovery{ID: j.ID, Files: len(j.Ops)}
 	fail := func(what string, err error) (Recovery, error) {
-		return Recovery{}, errs.Errorf(CodeJournal, "%s the pending transaction %s: %v", what, j.ID, regfile.Cause(err))
+		return Recovery{}, blocked(what, j.ID, err)
 	}
 	if j.State == stateCommit {
 		err := t.forward()
 		if err == nil {
 			if err := t.finish(); err != nil {
-				return fail("completing", err)
+				return fail("complete", err)
 			}
 			rec.Action = Completed
 			return rec, nil
 		}
 		var ce *ChangedError
 		if !errors.As(err, &ce) {
-			return fail("completing", err)
+			return fail("complete", err)
 		}
 		// A target changed after the decision: completing would overwrite
 		// another writer. The transaction was never acknowledged (its
@@ -152,14 +154,48 @@ func settle(root *os.Root, lk *lock) (Recovery, error) {
 		rec.Reason = ce.Target + " changed on disk after the transaction was decided"
 		j.State = stateRevert
 		if err := t.writeJournal(); err != nil {
-			return fail("rolling back", err)
+			return fail("roll back", err)
 		}
 	}
-	if err := t.rollback(); err != nil {
-		return fail("rolling back", err)
+	err := t.rollback()
+	var kept *keptError
+	if errors.As(err, &kept) {
+		rec.Reason = strings.TrimPrefix(rec.Reason+"; "+kept.Error(), "; ")
+		err = nil
+	}
+	if err != nil {
+		return fail("roll back", err)
 	}
 	rec.Action = RolledBack
 	return rec, nil
+}
+
+// blocked is the error of a recovery that could not get to its end: what
+// stopped it, on which path, and what to do. Whatever the transaction
+// does not own it leaves alone and goes on, so only the system refusing a
+// step on one of its own files (permissions, a read-only or full file
+// system, an I/O error) or the lock or journal taken from under it stops
+// it.
+func blocked(what, id string, err error) error {
+	var lost *errLost
+	if errors.As(err, &lost) {
+		return errs.Errorf(CodeJournal, "cannot %s the pending transaction %s: %v", what, id, lost).
+			WithHint("another program changed " + workspace.StateDir + " meanwhile; run `rowkit recover` again")
+	}
+	where := ""
+	var be *blockedError
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &be):
+		where = be.path
+	case errors.As(err, &pe):
+		where = pe.Path
+	}
+	e := errs.Errorf(CodeJournal, "cannot %s the pending transaction %s: %v", what, id, err)
+	if where == "" {
+		return e.WithHint("run `rowkit recover` again; until the transaction is settled, hpatch and the MCP edit tool refuse to write in this workspace")
+	}
+	return e.WithHint(fmt.Sprintf("the system refused a step on %s: make it and its directory writable again (or the file system), then run `rowkit recover`; until then hpatch and the MCP edit tool refuse to write in this workspace", where))
 }
 
 // removeStaleTemp removes a journal.tmp that a run killed while writing the

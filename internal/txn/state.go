@@ -1,10 +1,13 @@
 package txn
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
+	"hash/maphash"
+	"io"
+	"path"
 	"strings"
+
+	"github.com/rowkit/rowkit/internal/regfile"
 )
 
 // statement says where every file of the transaction stands, read from
@@ -13,25 +16,26 @@ import (
 func (t *tx) statement() string {
 	var parts []string
 	asWas := 0
-	for _, c := range t.changes {
-		var now []byte
-		var err error
-		limit := int64(max(len(c.Old), len(c.Data)))
-		now, err = readRegular(t.root, c.Target, nil, limit)
-		present := err == nil
+	for i, c := range t.changes {
+		o := t.j.Ops[i]
+		present, old, isNew := t.holds(i, c, o)
 		var s string
 		switch {
-		case c.Delete && !present && notExist(t, c.Target):
-			s = "is deleted"
-		case c.Delete && present && string(now) == string(c.Old):
-			s = "is as it was"
-		case c.Old == nil && !c.Delete && notExist(t, c.Target):
+		case !present && !t.reachable(c.Target) && c.base() == nil && !c.Delete && t.inNewDir(c.Target):
 			s = "is as it was (not created)"
-		case !c.Delete && present && string(now) == string(c.Data):
-			s = "has its new content"
-		case c.Old != nil && present && string(now) == string(c.Old):
+		case !present && !t.reachable(c.Target):
+			s = "cannot be reached (another program moved or replaced its directory)"
+		case c.Delete && !present && t.missing(c.Target):
+			s = "is deleted"
+		case c.Delete && present && old:
 			s = "is as it was"
-		case !present && notExist(t, c.Target):
+		case c.base() == nil && !c.Delete && t.missing(c.Target):
+			s = "is as it was (not created)"
+		case !c.Delete && present && isNew:
+			s = "has its new content"
+		case c.base() != nil && present && old:
+			s = "is as it was"
+		case !present && t.missing(c.Target):
 			s = "is missing"
 		default:
 			s = "holds other content (another writer's)"
@@ -47,8 +51,8 @@ func (t *tx) statement() string {
 	}
 	var dirs []string
 	for _, d := range t.j.Dirs {
-		if fi, err := t.root.Lstat(d); err == nil && fi.IsDir() {
-			dirs = append(dirs, d+"/")
+		if st, err := t.lstat(d.Path); err == nil && st.isDir() && (d.ID == nil || st.id == *d.ID) {
+			dirs = append(dirs, d.Path+"/")
 		}
 	}
 	if len(dirs) > 0 {
@@ -57,7 +61,46 @@ func (t *tx) statement() string {
 	return out
 }
 
-func notExist(t *tx, name string) bool {
-	_, err := t.root.Lstat(name)
-	return errors.Is(err, fs.ErrNotExist)
+// inNewDir reports whether target's directory is one the transaction
+// creates and has not placed.
+func (t *tx) inNewDir(target string) bool {
+	dir := path.Dir(target)
+	for _, d := range t.j.Dirs {
+		if d.Path == dir || strings.HasPrefix(dir, d.Path+"/") {
+			return !t.sameID(d.Path, d.ID)
+		}
+	}
+	return false
+}
+
+// holds reads change i's target as it is now: whether it is there (a
+// regular file, or a symlink for a link change), whether it holds the old
+// content and whether it holds the new one. The new one is compared by
+// the hash taken when it was staged (a change never staged holds it only
+// if its content is empty and so is the file).
+func (t *tx) holds(i int, c Change, o op) (present, old, isNew bool) {
+	if c.Link {
+		text, err := t.readlink(c.Target)
+		if err != nil {
+			return false, false, false
+		}
+		old, _ = t.holdsOld(o, c.Target, nil)
+		return true, old && c.base() != nil, !c.Delete && text == string(c.Data)
+	}
+	f, err := t.openRegular(c.Target, nil)
+	if err != nil {
+		return false, false, false
+	}
+	defer f.Close()
+	h := maphash.Hash{}
+	h.SetSeed(t.seed)
+	n, err := io.CopyBuffer(&h, regfile.Reader(f), t.buffer())
+	if err != nil {
+		return true, false, false
+	}
+	if b := c.base(); b != nil && n == b.Size {
+		old, _ = t.holdsOld(o, c.Target, nil)
+	}
+	staged := t.newSums != nil && o.TempID != nil
+	return true, old, !c.Delete && staged && h.Sum64() == t.newSums[i]
 }

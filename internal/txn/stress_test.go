@@ -196,7 +196,7 @@ func stress(t *testing.T, bin string, writers, attempts int, seed int64) {
 					d := time.Duration(rng.IntN(2000)) * time.Microsecond
 					go func() {
 						for {
-							if m, _ := filepath.Glob(filepath.Join(dir, "."+a+".rowkit-*")); len(m) > 0 {
+							if m, _ := filepath.Glob(filepath.Join(dir, ".rowkit", "*.new")); len(m) > 0 {
 								time.Sleep(d)
 								p.cmd.Process.Signal(syscall.SIGKILL)
 								return

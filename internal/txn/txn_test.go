@@ -91,7 +91,7 @@ func snapshot(t testing.TB, dir string) map[string]string {
 		}
 		rel, _ := filepath.Rel(dir, p)
 		if d.IsDir() {
-			if rel != "." && rel != ".rowkit" {
+			if rel != "." && rel != ".rowkit" && !strings.HasPrefix(rel, ".rowkit/") {
 				out[rel+"/"] = "dir"
 			}
 			return nil
@@ -365,11 +365,25 @@ func TestCommitConcurrentWriter(t *testing.T) {
 func noLitter(t testing.TB, dir, when string) {
 	t.Helper()
 	for name := range rawSnapshot(t, dir) {
-		base := filepath.Base(name)
-		if strings.Contains(base, ".rowkit-") || name == journalName || name == journalTemp {
+		if isStaging(name) || name == journalName || name == journalTemp {
 			t.Fatalf("%s: %s is left", when, name)
 		}
 	}
+}
+
+// isStaging reports whether rel (a path under a workspace) is one of
+// rowkit's staging files: in .rowkit, anything but its lock, journal and
+// .gitignore; elsewhere, the names staged beside a target.
+func isStaging(rel string) bool {
+	dir, base := filepath.Split(rel)
+	if dir == ".rowkit/" {
+		switch base {
+		case "lock", "journal", "journal.tmp", ".gitignore":
+			return false
+		}
+		return true
+	}
+	return strings.Contains(base, ".rowkit-")
 }
 
 func rawSnapshot(t testing.TB, dir string) map[string]string {
@@ -581,8 +595,7 @@ func TestRecoverIgnoresUnprovenJournal(t *testing.T) {
 
 	// A staged file swapped for another after the decision.
 	r = crashed(t, c, k)
-	tmp := filepath.Join(r.Dir(), "sub/new/.b2.txt.rowkit-")
-	matches, _ := filepath.Glob(tmp + "*.tmp")
+	matches, _ := filepath.Glob(filepath.Join(r.Dir(), ".rowkit/*.1.new"))
 	if len(matches) != 1 {
 		t.Fatalf("staged files: %v", matches)
 	}
@@ -805,7 +818,7 @@ func TestCommitJournalNotOwn(t *testing.T) {
 				// The backups are dropped; a replaced journal is not
 				// this transaction's to remove.
 				for name := range rawSnapshot(t, dir) {
-					if strings.Contains(name, ".rowkit-") {
+					if isStaging(name) {
 						t.Fatalf("%s at %s: %s is left", what, s, name)
 					}
 				}
@@ -1022,7 +1035,7 @@ func TestRecoverNeverUndoesAcknowledged(t *testing.T) {
 	err := Commit(bg, r, c.changes())
 	faultHook = nil
 	must(t, err)
-	olds, _ := filepath.Glob(filepath.Join(r.Dir(), ".a.txt.rowkit-*.old"))
+	olds, _ := filepath.Glob(filepath.Join(r.Dir(), ".rowkit/*.0.old"))
 	if len(olds) != 1 {
 		t.Fatalf("backups: %v", olds)
 	}

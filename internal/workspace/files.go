@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/rowkit/rowkit/internal/regfile"
@@ -60,11 +61,31 @@ func (r *Root) Load(req string) (*File, error) {
 		return nil, notRegular(clean, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(regfile.Reader(f))
+	data, err := readAll(regfile.Reader(f), fi.Size())
 	if err != nil {
 		return nil, errorf(CodeRead, "reading %s: %v", clean, regfile.Cause(err))
 	}
 	return &File{Path: clean, Target: target, Data: data, Mode: fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)}, nil
+}
+
+// readAll reads r to its end into a buffer sized for size bytes and one
+// more, so that a file read whole is held once, not in the doubling
+// buffers of io.ReadAll (a file that grew meanwhile still reads whole).
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	data := make([]byte, 0, size+1)
+	for {
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
 }
 
 // Free resolves req as a path to create: nothing may exist there (not even
@@ -129,4 +150,63 @@ func (r *Root) creatable(rel string) bool {
 		rel = path.Dir(rel)
 	}
 	return true
+}
+
+// Symlink says whether the request req names a symbolic link itself (its
+// last component; links on the way to it are followed as always). When it
+// does, at is the link's canonical location relative to the root (its
+// directory resolved, its own name kept) and text what it holds. An edit
+// that removes or moves req acts on that link, as rm and mv do, never on
+// what it points to.
+func (r *Root) Symlink(req string) (clean, at, text string, ok bool, err error) {
+	clean, err = Clean(req)
+	if err != nil || clean == "." {
+		return clean, "", "", false, err
+	}
+	dir, base := path.Split(clean)
+	parent := "."
+	if dir != "" {
+		parent = path.Clean(dir)
+	}
+	abs, exists, rerr := r.resolve(parent)
+	if rerr != nil || !exists {
+		return clean, "", "", false, nil
+	}
+	rel, in := r.within(abs)
+	if !in {
+		return clean, "", "", false, nil
+	}
+	at = path.Join(rel, base)
+	fi, err := r.h.Lstat(at)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return clean, "", "", false, nil
+	}
+	text, err = r.h.Readlink(at)
+	if err != nil {
+		return clean, "", "", false, errorf(CodeRead, "%s: %v", clean, regfile.Cause(err))
+	}
+	return clean, at, text, true, nil
+}
+
+// LinkTarget resolves the symlink text as it would lead from a link at
+// at (a canonical location relative to the root): the canonical target
+// relative to the root, and whether it exists. A target outside the root
+// is an outside_workspace error.
+func (r *Root) LinkTarget(at, text string) (target string, exists bool, err error) {
+	from := r.dir
+	if d := path.Dir(at); d != "." {
+		from = filepath.Join(r.dir, d)
+	}
+	if strings.HasPrefix(text, "/") {
+		from = "/"
+	}
+	abs, exists, rerr := r.resolveFrom(from, text)
+	rel, in := r.within(abs)
+	switch {
+	case !in:
+		return "", false, errorf(CodeOutside, "%s leads outside the workspace", text)
+	case rerr != nil:
+		return rel, false, errorf(CodeRead, "%s: %v", text, regfile.Cause(rerr))
+	}
+	return rel, exists, nil
 }

@@ -38,6 +38,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/regfile"
@@ -103,6 +106,12 @@ func Open(dir string) (*Root, error) {
 	// Opening writes nothing: a transaction a crash left pending is settled
 	// only by a writer (internal/txn), never by a command that reads.
 	return &Root{dir: abs, h: h, fd: fd}, nil
+}
+
+// Close releases the held root directory.
+func (r *Root) Close() error {
+	r.fd.Close()
+	return r.h.Close()
 }
 
 // Dir returns the canonical root directory, as it was when the workspace
@@ -218,24 +227,21 @@ func (r *Root) within(p string) (string, bool) {
 // resolve follows rel from the root component by component, as realpath
 // does, and returns the canonical absolute target. When a component is
 // missing, the rest of the path is appended lexically and exists is false,
-// so that a dangling symlink can still be judged inside or outside. Every
-// component inside the root is looked at through the held root; a link
-// that leaves the root is followed by path, and where it comes back the
-// held root takes over again.
+// so that a dangling symlink can still be judged inside or outside.
 func (r *Root) resolve(rel string) (abs string, exists bool, err error) {
-	lstat := func(p string) (fs.FileInfo, error) {
-		if in, ok := r.within(p); ok {
-			return r.h.Lstat(in)
-		}
-		return os.Lstat(p)
-	}
-	readlink := func(p string) (string, error) {
-		if in, ok := r.within(p); ok {
-			return r.h.Readlink(in)
-		}
-		return os.Readlink(p)
-	}
-	cur := r.dir
+	return r.resolveFrom(r.dir, rel)
+}
+
+// resolveFrom is resolve starting at the canonical directory from (a link
+// text is resolved from the link's directory). Every component inside the
+// root is looked at through a descriptor of the directory holding it,
+// each opened from the one before without following a link: the cost is
+// linear in the depth (an os.Root lookup per component would walk the
+// whole path again each time). A link that leaves the root is followed by
+// path, and where the walk comes back the held root takes over again.
+func (r *Root) resolveFrom(from, rel string) (abs string, exists bool, err error) {
+	w := &walker{r: r, cur: from, fd: -1}
+	defer w.close()
 	pending := strings.Split(rel, "/")
 	links := 0
 	for len(pending) > 0 {
@@ -245,11 +251,11 @@ func (r *Root) resolve(rel string) (abs string, exists bool, err error) {
 		case "", ".":
 			continue
 		case "..":
-			cur = filepath.Dir(cur)
+			w.move(filepath.Dir(w.cur), -1)
 			continue
 		}
-		next := filepath.Join(cur, c)
-		fi, lerr := lstat(next)
+		next := filepath.Join(w.cur, c)
+		fi, lerr := w.lstat(c)
 		if lerr != nil {
 			if errors.Is(lerr, fs.ErrNotExist) || errors.Is(lerr, syscall.ENOTDIR) {
 				return filepath.Clean(filepath.Join(append([]string{next}, pending...)...)), false, nil
@@ -257,26 +263,169 @@ func (r *Root) resolve(rel string) (abs string, exists bool, err error) {
 			return next, false, lerr
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
-			cur = next
 			if !fi.IsDir() && hasComponent(pending) {
 				// A file used as a directory: nothing below it exists.
 				return filepath.Clean(filepath.Join(append([]string{next}, pending...)...)), false, nil
 			}
+			w.down(c, next, fi.IsDir() && hasComponent(pending))
 			continue
 		}
 		if links++; links > maxLinks {
 			return next, false, syscall.ELOOP
 		}
-		t, rerr := readlink(next)
+		t, rerr := w.readlink(c)
 		if rerr != nil {
 			return next, false, rerr
 		}
 		if strings.HasPrefix(t, "/") {
-			cur = "/"
+			w.move("/", -1)
 		}
 		pending = append(strings.Split(t, "/"), pending...)
 	}
-	return cur, true, nil
+	return w.cur, true, nil
+}
+
+// lookups, when set (by tests), is told how many path components each
+// lookup of the resolution makes the kernel walk: one for a lookup
+// relative to a held directory, the whole path for one by path.
+var lookups func(components int)
+
+func looked(p string) {
+	if lookups != nil {
+		lookups(strings.Count(p, "/") + 1)
+	}
+}
+
+// walker is resolve's position: the canonical directory cur and, when cur
+// is inside the root, a descriptor of it (-1 until one is needed).
+type walker struct {
+	r   *Root
+	cur string
+	fd  int
+}
+
+func (w *walker) close() {
+	if w.fd >= 0 {
+		unix.Close(w.fd)
+		w.fd = -1
+	}
+}
+
+// move goes to the directory p, with descriptor fd (-1: opened when
+// needed).
+func (w *walker) move(p string, fd int) {
+	w.close()
+	w.cur, w.fd = p, fd
+}
+
+// dir returns the descriptor of cur when cur is inside the root, opening
+// it from the root the first time (-1 outside the root, or when it cannot
+// be opened: the walk then looks by path).
+func (w *walker) dir() int {
+	if w.fd >= 0 {
+		return w.fd
+	}
+	in, ok := w.r.within(w.cur)
+	if !ok {
+		return -1
+	}
+	looked(in)
+	f, err := w.r.OpenDir(in)
+	if err != nil {
+		return -1
+	}
+	fd, err := unix.Dup(int(f.Fd()))
+	f.Close()
+	if err != nil {
+		return -1
+	}
+	w.fd = fd
+	return fd
+}
+
+func (w *walker) lstat(name string) (fs.FileInfo, error) {
+	if d := w.dir(); d >= 0 {
+		looked(name)
+		var st unix.Stat_t
+		if err := unix.Fstatat(d, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return nil, &fs.PathError{Op: "lstat", Path: name, Err: err}
+		}
+		return statInfo{name: name, st: st}, nil
+	}
+	p := filepath.Join(w.cur, name)
+	looked(p)
+	if in, ok := w.r.within(p); ok {
+		return w.r.h.Lstat(in)
+	}
+	return os.Lstat(p)
+}
+
+func (w *walker) readlink(name string) (string, error) {
+	if d := w.dir(); d >= 0 {
+		looked(name)
+		buf := make([]byte, 256)
+		for {
+			n, err := unix.Readlinkat(d, name, buf)
+			if err != nil {
+				return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
+			}
+			if n < len(buf) {
+				return string(buf[:n]), nil
+			}
+			buf = make([]byte, 2*len(buf))
+		}
+	}
+	p := filepath.Join(w.cur, name)
+	looked(p)
+	if in, ok := w.r.within(p); ok {
+		return w.r.h.Readlink(in)
+	}
+	return os.Readlink(p)
+}
+
+// down enters the directory name of cur (next is its path); open says a
+// descriptor of it will be wanted (more components follow).
+func (w *walker) down(name, next string, open bool) {
+	if !open || w.fd < 0 {
+		w.move(next, -1)
+		return
+	}
+	looked(name)
+	fd, err := unix.Openat(w.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		fd = -1 // swapped meanwhile: looked up again from the root
+	}
+	w.move(next, fd)
+}
+
+// statInfo is an fs.FileInfo of an fstatat.
+type statInfo struct {
+	name string
+	st   unix.Stat_t
+}
+
+func (s statInfo) Name() string       { return s.name }
+func (s statInfo) Size() int64        { return s.st.Size }
+func (s statInfo) ModTime() time.Time { return time.Unix(s.st.Mtim.Unix()) }
+func (s statInfo) IsDir() bool        { return s.Mode().IsDir() }
+func (s statInfo) Sys() any           { return &s.st }
+func (s statInfo) Mode() fs.FileMode {
+	m := fs.FileMode(s.st.Mode & 0o777)
+	switch s.st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		m |= fs.ModeDir
+	case unix.S_IFLNK:
+		m |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		m |= fs.ModeSocket
+	case unix.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		m |= fs.ModeDevice
+	}
+	return m
 }
 
 func hasComponent(cs []string) bool {
