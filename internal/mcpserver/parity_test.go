@@ -82,7 +82,17 @@ func TestReadFileParity(t *testing.T) {
 		}
 		validateOutput(t, tool, res.StructuredContent)
 	}
-	res := call(t, cs, "read_file", map[string]any{"path": "b.txt"})
+	// Seed 003: OUTSIDE_ALLOWED_ROOTS fails in phase open, whether the
+	// server finds the path in none of its roots or the reader refuses it.
+	outside := filepath.Join(filepath.Dir(root), "elsewhere.txt")
+	res := call(t, cs, "read_file", map[string]any{"path": outside})
+	out, _ := cli(t, root, "read", outside, "--format", "json", "--root", root)
+	for _, r := range []map[string]any{structured(t, res), decodeJSON(t, out)} {
+		if e, _ := r["error"].(map[string]any); e["code"] != "OUTSIDE_ALLOWED_ROOTS" || e["phase"] != "open" {
+			t.Errorf("%s: error %v, want OUTSIDE_ALLOWED_ROOTS in phase open", outside, r["error"])
+		}
+	}
+	res = call(t, cs, "read_file", map[string]any{"path": "b.txt"})
 	if got, want := text(res), "1:8ed3 alpha\n2:881c beta <x> & y\n"; !strings.HasPrefix(got, want) {
 		t.Errorf("read_file text %q, want verified rows %q...", got, want)
 	}
