@@ -100,6 +100,15 @@ func Inspect(ctx context.Context, root *workspace.Root, req string) (*Result, er
 	if err := ctx.Err(); err != nil {
 		return nil, cancelled(err)
 	}
+	if workspace.NamesDir(req) {
+		// open(2) would fail with ENOTDIR on a file: only a directory can
+		// have that name, and a directory is not a regular file.
+		clean, _, err := root.Stat(req)
+		if err != nil {
+			return nil, err // coded by workspace: a directory is not_regular
+		}
+		return nil, errs.New(errs.NotRegular, fmt.Sprintf("%s ends in /, which names a directory, but %s is a regular file", req, clean))
+	}
 	f := lang.Lookup(req)
 	if f == nil {
 		clean, fi, err := root.Stat(req)

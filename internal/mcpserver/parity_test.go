@@ -37,7 +37,7 @@ func TestInspectFileParity(t *testing.T) {
 	root := fileRoot(t)
 	cs := connect(t, newServer(t, Options{Roots: []string{root}}), nil)
 	tool := toolOf(t, cs, "inspect_file")
-	for _, p := range []string{"a.go", "p.py", "doc.md", "data.json", "b.txt", "missing.go", "sub", "../x.go"} {
+	for _, p := range []string{"a.go", "p.py", "doc.md", "data.json", "b.txt", "missing.go", "sub", "../x.go", "p.py/", "b.txt/", "sub/"} {
 		res := call(t, cs, "inspect_file", map[string]any{"path": p})
 		out, code := cli(t, root, "inspect", p)
 		want := decodeJSON(t, out)
@@ -46,6 +46,16 @@ func TestInspectFileParity(t *testing.T) {
 			t.Errorf("%s: isError %v, CLI exit %d", p, res.IsError, code)
 		}
 		validateOutput(t, tool, res.StructuredContent)
+	}
+	// A trailing slash names a directory, which a file is not: refused
+	// as open(2) refuses it, also after an absolute path is made relative.
+	for _, p := range []string{"p.py/", filepath.Join(root, "p.py") + "/", filepath.Join(root, "b.txt") + "/."} {
+		if code := failureCode(t, call(t, cs, "inspect_file", map[string]any{"path": p})); code != "not_regular" {
+			t.Errorf("inspect_file %s: %s, want not_regular", p, code)
+		}
+		if e, _ := structured(t, call(t, cs, "read_file", map[string]any{"path": p}))["error"].(map[string]any); e["code"] != "NOT_FOUND" {
+			t.Errorf("read_file %s: %v, want NOT_FOUND", p, e)
+		}
 	}
 	res := call(t, cs, "inspect_file", map[string]any{"path": "a.go"})
 	want := "a.go: code go, 12 lines\n"
@@ -72,6 +82,9 @@ func TestReadFileParity(t *testing.T) {
 		{map[string]any{"path": "sub"}, nil},
 		{map[string]any{"path": "missing.txt"}, nil},
 		{map[string]any{"path": "b.txt", "offset": 99}, []string{"--offset", "99"}},
+		{map[string]any{"path": "../outside.txt"}, nil},
+		// A trailing slash names a directory; b.txt is a file.
+		{map[string]any{"path": "b.txt/"}, nil},
 	} {
 		p := tc.args["path"].(string)
 		res := call(t, cs, "read_file", tc.args)

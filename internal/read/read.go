@@ -227,6 +227,11 @@ func (r *reader) run() error {
 		return r.openError(err)
 	}
 	defer f.Close()
+	if !fi.IsDir() && workspace.NamesDir(r.in.Path) {
+		// open(2) would fail with ENOTDIR: no directory has that name.
+		return r.failf(CodeNotFound, PhaseResolve, &NoteData{Suggestions: []string{r.clean}},
+			"%s ends in /, which names a directory, but %s is a file; did you mean %s?", r.in.Path, r.clean, r.clean)
+	}
 	r.fi = fi
 	r.file = r.fileInfo(fi)
 
