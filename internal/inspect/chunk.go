@@ -19,19 +19,26 @@ import (
 //   - a cut inside a construct that spans it (a multi-line string, a
 //     function body written at column 0, a fenced code block) leaves the
 //     piece unfinished: a syntax error, or for Markdown a code or HTML
-//     block open at its end. Such a piece is parsed again, twice as long,
-//     until it ends cleanly or reaches the end of the file.
+//     block open at its end. (The last statement alone does not tell:
+//     tree-sitter recovers from a string left open at the end by reading
+//     its content as statements.) Such a piece is parsed again, twice as
+//     long, until it ends cleanly; after maxDoublings the rest of the file
+//     is one piece.
 //
-// A file with a real syntax error is therefore parsed in ever longer
-// pieces from the piece that holds the error to the end of the file (at
-// most about twice the parse of the whole file, and as much memory as the
-// whole file needs); files within one piece are parsed whole, as before.
+// So a file with a real syntax error is outlined in pieces up to the piece
+// that holds the error, and from there on parsed whole, as a file within
+// one piece is: its memory is then that of the rest of the file.
 
 // pieceBytes is about the size of a piece. A tree-sitter tree takes about
 // 50 bytes per byte of Python, so a piece stays near 3 MB; smaller pieces
 // parse no slower (BenchmarkOutlineSize), larger ones raise the peak
 // (a 7 MB Python file: 55 MB of RSS with 64 KiB pieces, 195 MB with 1 MiB).
 var pieceBytes = 64 << 10
+
+// maxDoublings bounds how often a piece that does not end cleanly is
+// parsed again twice as long (up to 1 MiB) before the rest of the file
+// becomes one piece.
+const maxDoublings = 4
 
 // outlinePiece outlines one piece (src is the piece, first says it starts
 // the file; with want false no entry is wanted, only complete and closed).
@@ -55,8 +62,11 @@ func inPieces(ctx context.Context, src []byte, cutAt func(src []byte, at int) bo
 			return nil, false, err
 		}
 		size := max(pieceBytes, 1) // a piece is never empty
-		for {
+		for doublings := 0; ; doublings++ {
 			end := nextCut(src, start+size, cutAt)
+			if doublings > maxDoublings {
+				end = len(src)
+			}
 			entries, ok, closed, err := outline(ctx, src[start:end], start == 0, len(out) < maxEntries)
 			if err != nil {
 				return nil, false, err

@@ -192,3 +192,31 @@ func cpuTime() int64 {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
+
+// A real syntax error that runs on to the end (an unclosed bracket): the
+// pieces before it are outlined as the whole parse outlines them, and the
+// rest, parsed whole after maxDoublings, is incomplete.
+func TestPiecesRunawayError(t *testing.T) {
+	defer func(n int) { pieceBytes = n }(pieceBytes)
+	good := bigSource("big.py", 4000)
+	src := append(append(append([]byte{}, good...), "x = ((((\n"...), good...)
+	pieceBytes = 1 << 30
+	whole, err := OutlineSource(ctx, "x.py", src)
+	if err != nil || whole.ParseComplete {
+		t.Fatalf("whole: %v, complete %v", err, whole.ParseComplete)
+	}
+	pieceBytes = 256
+	pieced, err := OutlineSource(ctx, "x.py", src)
+	if err != nil || pieced.ParseComplete {
+		t.Fatalf("pieces: %v, complete %v", err, pieced.ParseComplete)
+	}
+	before := 0
+	for _, e := range whole.Outline {
+		if e.Span.Start.Line < strings.Count(string(good), "\n")-8 {
+			before++
+		}
+	}
+	if before < 10 || len(pieced.Outline) < before || !sameEntries(whole.Outline[:before], pieced.Outline[:before]) {
+		t.Fatalf("%d entries before the error; pieces:\n%s\nwhole:\n%s", before, entriesText(pieced.Outline), entriesText(whole.Outline))
+	}
+}

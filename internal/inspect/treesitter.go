@@ -23,6 +23,9 @@ func outlineTree(ctx context.Context, f *lang.Format, src []byte, cutAt func([]b
 		if want {
 			walk(t.Src, t.Root, &out)
 		}
+		// A string left open at the end may be recovered from inside the
+		// piece (tree-sitter reads on after its opening quote), so any
+		// error at all may come from the cut.
 		return out, t.Complete(), t.Complete(), nil
 	})
 }
