@@ -90,35 +90,30 @@ func inPieces(ctx context.Context, src []byte, cutAt func(src []byte, at int) bo
 // nextCut returns the start of the first line at or after from where
 // cutAt allows a cut, or len(src).
 func nextCut(src []byte, from int, cutAt func(src []byte, at int) bool) int {
-	if from >= len(src) {
-		return len(src)
-	}
-	// The start of the line holding from, unless from starts one.
 	at := from
-	if at > 0 && !isLineStart(src, at) {
-		i := bytes.IndexAny(src[at:], "\n\r")
-		if i < 0 {
-			return len(src)
-		}
-		at += i + 1
-		if src[at-1] == '\r' && at < len(src) && src[at] == '\n' {
-			at++
-		}
+	if at < len(src) && !isLineStart(src, at) {
+		at = nextLine(src, at)
 	}
-	for at < len(src) {
+	for ; at < len(src); at = nextLine(src, at) {
 		if cutAt(src, at) {
 			return at
 		}
-		i := bytes.IndexAny(src[at:], "\n\r")
-		if i < 0 {
-			break
-		}
-		at += i + 1
-		if src[at-1] == '\r' && at < len(src) && src[at] == '\n' {
-			at++
-		}
 	}
 	return len(src)
+}
+
+// nextLine returns the start of the line after the one holding at, or
+// len(src).
+func nextLine(src []byte, at int) int {
+	i := bytes.IndexAny(src[at:], "\n\r")
+	if i < 0 {
+		return len(src)
+	}
+	at += i + 1
+	if src[at-1] == '\r' && at < len(src) && src[at] == '\n' {
+		at++
+	}
+	return at
 }
 
 // isLineStart reports whether a line starts at at: after LF, a lone CR, or
