@@ -7,6 +7,13 @@
  *                     print the bytes and the time spent in the parser
  *   parse FILE...     parse the files and print nothing: one process per
  *                     file is timed from outside
+ *   parse -P BYTES FILE...
+ *                     the same, each file parsed in pieces of about BYTES,
+ *                     each cut after the first line break past BYTES and
+ *                     its tree freed before the next: the floor under
+ *                     inspect_file's outline of a large file in pieces
+ *                     (which cuts only before declarations, so its pieces
+ *                     differ a little; the bytes parsed are the same)
  *
  * bench/tsparse.sh and bench/inspect.sh build it against the sources in the
  * Go module cache. */
@@ -33,6 +40,7 @@ static const TSLanguage *grammar(const char *path) {
 static TSParser *parser;
 static long total;
 static double secs;
+static long piece; /* 0: the whole file at once */
 
 static void parse(const char *path) {
   const TSLanguage *g = grammar(path);
@@ -48,8 +56,17 @@ static void parse(const char *path) {
   struct timespec a, b;
   clock_gettime(CLOCK_MONOTONIC, &a);
   ts_parser_set_language(parser, g);
-  TSTree *t = ts_parser_parse_string(parser, NULL, buf, n);
-  ts_tree_delete(t);
+  for (long start = 0; start < n || start == 0;) {
+    long end = n;
+    if (piece > 0 && start + piece < n) {
+      char *nl = memchr(buf + start + piece, '\n', n - start - piece);
+      end = nl ? nl - buf + 1 : n;
+    }
+    TSTree *t = ts_parser_parse_string(parser, NULL, buf + start, end - start);
+    ts_tree_delete(t);
+    if (end == start) break;
+    start = end;
+  }
   clock_gettime(CLOCK_MONOTONIC, &b);
   secs += (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
   total += n;
@@ -69,6 +86,11 @@ int main(int argc, char **argv) {
     printf("%ld bytes in %.3fs = %.1f MB/s\n", total, secs, total / secs / 1e6);
     return 0;
   }
-  for (int i = 1; i < argc; i++) parse(argv[i]);
+  int i = 1;
+  if (argc >= 3 && !strcmp(argv[1], "-P")) {
+    piece = atol(argv[2]);
+    i = 3;
+  }
+  for (; i < argc; i++) parse(argv[i]);
   return 0;
 }

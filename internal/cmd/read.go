@@ -3,6 +3,8 @@ package cmd
 import (
 	"context"
 	"math"
+	"os"
+	"syscall"
 
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/errs"
@@ -58,6 +60,9 @@ options:
 		{Status: 3, When: "unsupported: the content is not text (IMAGE over the media limit, PDF, OFFICE_DOCUMENT, BINARY, UNKNOWN_ENCODING, INVALID_NOTEBOOK, TOO_LARGE)"},
 	},
 	Run: runRead,
+	// SIGINT or SIGTERM cancels the read, which ends with its ABORTED
+	// result (exit 1) instead of dying with nothing printed.
+	Signals: []os.Signal{os.Interrupt, syscall.SIGTERM},
 }
 
 const readUsage = "read PATH [--offset N] [--limit N] [--format rows|numbered|plain|json] [--root DIR] [--max-output BYTES]"

@@ -61,12 +61,20 @@ options:
   --git-timeout MS         timeout of each git call (default 30000)
   --max-output-bytes N     kept per captured stream, head and tail, elision
                            marker included (default 32768)
+  --max-total-output-bytes N
+                           kept of all captured streams together; each
+                           stream over its share is shortened the same way
+                           (default 262144)
   --max-files N            entries listed per scope (default 1000)
   --exit-zero              exit 0 whenever a report was produced
   --debug                  add a stack trace to internal errors
+  -v, --version            print the version and exit 0
+
+The report's warnings (W_...) are also printed on stderr, one a line:
+rowkit review: CODE: MESSAGE (HINT).
 `,
 	Exits: []cli.Exit{
-		{Status: review.ExitOK, When: "done; nothing failed (or --exit-zero and a report was written)"},
+		{Status: review.ExitOK, When: "done; nothing failed (or --exit-zero and a report was written); -v or --version"},
 		{Status: review.ExitValidationFailed, When: "done; a validation failed (the report is on stdout)"},
 		{Status: review.ExitUsage, When: "usage or configuration error: E_USAGE (also an unknown option), E_CONFIG, E_VALIDATION_UNKNOWN"},
 		{Status: review.ExitInspection, When: "the repository could not be inspected: E_REPO_NOT_FOUND, E_NOT_A_REPO, E_UNSAFE_REPOSITORY, E_BARE_REPOSITORY, E_BASE_REF_UNKNOWN, E_REPO_EXEC_CONFIG, E_GIT_FAILED"},
@@ -175,9 +183,11 @@ var reviewOptions = []cli.Option{
 	{Long: []string{"budget"}, Value: true},
 	{Long: []string{"git-timeout"}, Value: true},
 	{Long: []string{"max-output-bytes"}, Value: true},
+	{Long: []string{"max-total-output-bytes"}, Value: true},
 	{Long: []string{"max-files"}, Value: true},
 	{Long: []string{"exit-zero"}},
 	{Long: []string{"debug"}},
+	{Long: []string{"version"}, Short: 'v'},
 }
 
 type flags struct {
@@ -199,6 +209,12 @@ type step struct {
 
 func runReview(ctx context.Context, env *cli.Env, args []string) (err error) {
 	f, err := parseFlags(args)
+	if errors.Is(err, errVersion) {
+		if _, err := fmt.Fprintln(env.Stdout, cli.Version()); err != nil {
+			return reviewError(review.CodeUsage, fmt.Sprintf("writing the version: %v", pathCause(err)), "")
+		}
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -238,8 +254,16 @@ func runReview(ctx context.Context, env *cli.Env, args []string) (err error) {
 	if err != nil {
 		return reviewError(review.CodeUsage, fmt.Sprintf("writing the report to %s: %v", f.out, pathCause(err)), "")
 	}
+	// stdout carries only the report: its warnings are said on stderr too.
+	for _, d := range r.Diagnostics {
+		fmt.Fprintf(env.Stderr, "%s: %s\n", env.Name, cli.Diagnostic(cliWords(errs.New(d.Code, d.Message).WithHint(d.Hint))))
+	}
 	return reportExit(r, f.exitZero)
 }
+
+// errVersion is what the parser returns for -v or --version: the version
+// is printed instead of a report.
+var errVersion = errors.New("version requested")
 
 // plan turns --validate and --validation into authorised commands and
 // decides which config is read.
@@ -253,19 +277,11 @@ func plan(env *cli.Env, f *flags) error {
 		if cfg, err = review.LoadConfig(env.Dir, f.config); err != nil {
 			return err
 		}
-		if statErr == nil {
-			f.o.Diagnostics = append(f.o.Diagnostics, review.Diagnostic{Code: "W_REPO_CONFIG_IGNORED", Severity: "warning",
-				Message: "the repository's " + review.RepoConfigName + " was ignored in favour of --config"})
-		}
 	case f.allowRepo && statErr == nil:
 		if cfg, err = review.LoadConfig(env.Dir, repoCfg); err != nil {
 			return err
 		}
-		f.o.Diagnostics = append(f.o.Diagnostics, review.Diagnostic{Code: "W_REPO_CONFIG_USED", Severity: "warning",
-			Message: "--allow-repo-config: validations come from the repository's own " + review.RepoConfigName, Hint: "a repository config can run anything; use it only on repositories you trust"})
-	case statErr == nil:
-		f.o.Diagnostics = append(f.o.Diagnostics, review.Diagnostic{Code: "W_REPO_CONFIG_IGNORED", Severity: "warning",
-			Message: "the repository has a " + review.RepoConfigName + "; it was not read", Hint: "pass --allow-repo-config to use it, or --config for an operator config"})
+		f.o.RepoConfigUsed = true
 	}
 	n := 0
 	for _, s := range f.steps {
@@ -293,6 +309,7 @@ func plan(env *cli.Env, f *flags) error {
 func parseFlags(args []string) (*flags, error) {
 	f := &flags{format: "markdown", out: "-", timeout: review.DefaultTimeout}
 	f.o.Detail = review.DetailFull
+	f.o.MaxTotalOutputBytes = review.DefaultMaxTotalOutputBytes
 	ops, err := cli.Parse("review", reviewOptions, args, func(a cli.Arg) error {
 		name, val := a.Spelled, a.Value
 		var err error
@@ -305,6 +322,8 @@ func parseFlags(args []string) (*flags, error) {
 			f.exitZero = true
 		case "debug":
 			f.debug = true
+		case "version":
+			return errVersion
 		case "repo":
 			f.o.Repo = val
 		case "base-ref":
@@ -343,6 +362,8 @@ func parseFlags(args []string) (*flags, error) {
 			f.o.GitTimeout, err = reviewMillis(name, val)
 		case "max-output-bytes":
 			f.o.MaxOutputBytes, err = reviewCount(name, val, 64)
+		case "max-total-output-bytes":
+			f.o.MaxTotalOutputBytes, err = reviewCount(name, val, 64)
 		case "max-files":
 			f.o.MaxFiles, err = reviewCount(name, val, 1)
 		}

@@ -64,23 +64,31 @@ type source struct {
 	last    int64 // where the last row scanned starts (pos after skipTo)
 	keep    int   // the most text kept for one row
 	scratch []byte
+	check   []byte // the file's bytes that verify compares
 }
 
 // openSource opens path with open (which must not block on a FIFO); path
-// is the name ripgrep reported, for messages.
-func openSource(path string, open func() (*os.File, error), keep int) (*source, error) {
+// is the name ripgrep reported, for messages. buf is its read buffer,
+// bufSize bytes, which a stream lends to one source after another: a
+// search that reports a thousand files allocates one.
+func openSource(path string, open func() (*os.File, error), keep int, buf []byte) (*source, error) {
 	f, err := open()
 	if err != nil {
 		return nil, err
 	}
-	s := &source{path: path, f: f, buf: make([]byte, bufSize), keep: keep}
+	s := &source{path: path, f: f, buf: buf, keep: keep}
 	if fi, err := f.Stat(); err == nil {
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 			s.key = fileKey{uint64(st.Dev), uint64(st.Ino)}
 		}
 	}
-	var head [2]byte
-	if n, _ := f.ReadAt(head[:], 0); n == 2 && (head == [2]byte{0xff, 0xfe} || head == [2]byte{0xfe, 0xff}) {
+	// The rows are read from the start: the first read also shows a
+	// UTF-16 byte order mark.
+	if _, err := s.fill(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if s.w >= 2 && (s.buf[0] == 0xff && s.buf[1] == 0xfe || s.buf[0] == 0xfe && s.buf[1] == 0xff) {
 		s.utf16 = true
 	}
 	return s, nil
@@ -246,7 +254,10 @@ func (s *source) skipTo(limit int64) error {
 // of a line is the file's own bytes, except that ripgrep may have turned a
 // NUL ending it into a line break.
 func (s *source) verify(off int64, text []byte) error {
-	var buf [bufSize]byte
+	if cap(s.check) < min(len(text), bufSize) {
+		s.check = make([]byte, min(max(len(text), 256), bufSize))
+	}
+	buf := s.check[:cap(s.check)]
 	for done := 0; done < len(text); {
 		want := text[done:min(len(text), done+len(buf))]
 		n, err := s.f.ReadAt(buf[:len(want)], off+int64(done))

@@ -2,6 +2,7 @@ package grep
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -59,6 +60,7 @@ type stream struct {
 
 	seen map[rowKey]bool // rows pushed, for first-seen de-duplication
 	src  *source         // the file of the current events
+	buf  []byte          // the read buffer each source borrows in turn
 
 	ring    []row // up to before rows scanned after the last pushed one
 	pending int   // after-context rows still to push
@@ -93,19 +95,46 @@ func (st *stream) run(r *bufio.Reader) error {
 			return err
 		}
 		var ev event
-		if err := json.Unmarshal(line, &ev); err != nil {
-			return errs.Errorf(CodeRg, "cannot parse ripgrep's output: %v", err)
-		}
-		switch ev.Type {
-		case "match":
-			err = st.match(&ev)
+		switch eventType(line) {
 		case "end":
 			err = st.close()
+		case "begin", "context", "summary":
+			// Nothing hgrep uses: not decoded.
+		default:
+			if err := json.Unmarshal(line, &ev); err != nil {
+				return errs.Errorf(CodeRg, "cannot parse ripgrep's output: %v", err)
+			}
+			switch ev.Type {
+			case "match":
+				err = st.match(&ev)
+			case "end":
+				err = st.close()
+			}
 		}
 		if err != nil {
 			return err
 		}
 	}
+}
+
+// eventType is the type of a ripgrep event read from its first member,
+// where ripgrep always writes it ({"type":"match",...}); "" when the line
+// does not start so, and is decoded whole.
+func eventType(line []byte) string {
+	const prefix = `{"type":"`
+	if !bytes.HasPrefix(line, []byte(prefix)) {
+		return ""
+	}
+	rest := line[len(prefix):]
+	i := bytes.IndexByte(rest, '"')
+	if i < 0 || i+1 >= len(rest) || rest[i+1] != ',' {
+		return ""
+	}
+	switch t := rest[:i]; string(t) {
+	case "begin", "end", "context", "summary":
+		return string(t)
+	}
+	return ""
 }
 
 // match pushes the rows a matched line touches, with their context.
@@ -147,7 +176,10 @@ func (st *stream) match(ev *event) error {
 		if err != nil {
 			return openError(path, err)
 		}
-		if st.src, err = openSource(path, func() (*os.File, error) { return f, nil }, st.keep); err != nil {
+		if st.buf == nil {
+			st.buf = make([]byte, bufSize)
+		}
+		if st.src, err = openSource(path, func() (*os.File, error) { return f, nil }, st.keep, st.buf); err != nil {
 			return err
 		}
 	}

@@ -43,7 +43,7 @@ import (
 // outlineScript returns the outliner of TypeScript, TSX or JavaScript.
 func outlineScript(f *lang.Format) func(context.Context, []byte) ([]Entry, bool, error) {
 	return func(ctx context.Context, src []byte) ([]Entry, bool, error) {
-		return outlineTree(ctx, f, src, func(src []byte, root *sitter.Node, out *[]Entry) {
+		return outlineTree(ctx, f, src, scriptCutAt, func(src []byte, root *sitter.Node, out *[]Entry) {
 			for _, st := range namedChildren(root) {
 				jsStatement(src, st, st, out)
 			}

@@ -61,3 +61,31 @@ func FuzzJSON(f *testing.F) {
 	seed(f, jsonCases)
 	f.Fuzz(func(t *testing.T, src []byte) { fuzzOutline(t, "f.json", src) })
 }
+
+// FuzzPieces: a source that parses whole without error has the same
+// outline in pieces of a few bytes, in every language that is cut.
+func FuzzPieces(f *testing.F) {
+	names := []string{"f.go", "f.py", "f.ts", "f.tsx", "f.js", "f.md"}
+	for i, cases := range [][]outlineCase{goCases, pythonCases, scriptCases, scriptCases, scriptCases, markdownCases} {
+		for _, c := range cases {
+			f.Add(byte(i), uint8(8), []byte(c.src))
+		}
+	}
+	f.Fuzz(func(t *testing.T, lang byte, size uint8, src []byte) {
+		name := names[int(lang)%len(names)]
+		defer func(n int) { pieceBytes = n }(pieceBytes)
+		pieceBytes = 1 << 30
+		whole, err := OutlineSource(ctx, name, src)
+		if err != nil || !whole.ParseComplete {
+			return
+		}
+		pieceBytes = int(size)
+		pieced, err := OutlineSource(ctx, name, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !pieced.ParseComplete || !sameEntries(whole.Outline, pieced.Outline) {
+			t.Fatalf("%s in pieces of %d: complete %v\n%s\nwhole:\n%s", name, size, pieced.ParseComplete, entriesText(pieced.Outline), entriesText(whole.Outline))
+		}
+	})
+}

@@ -32,15 +32,31 @@ import (
 )
 
 func outlineGo(ctx context.Context, src []byte) ([]Entry, bool, error) {
+	return inPieces(ctx, src, goCutAt, outlineGoPiece)
+}
+
+// goPiecePackage makes a piece after the first a Go file of its own.
+const goPiecePackage = "package p\n"
+
+// outlineGoPiece outlines one piece of a Go file (see inPieces).
+func outlineGoPiece(ctx context.Context, src []byte, first, want bool) ([]Entry, bool, bool, error) {
+	shift := 0
+	if !first {
+		src = append([]byte(goPiecePackage), src...)
+		shift = len(goPiecePackage)
+	}
 	g, err := lang.ParseGo(ctx, src)
 	if err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
 	var out []Entry
 	add := func(kind, name, recv string, from, to token.Pos) {
-		out = append(out, newEntry(kind, name, recv, g.Offset(from), g.Offset(to)))
+		out = append(out, newEntry(kind, name, recv, g.Offset(from)-shift, g.Offset(to)-shift))
 	}
 	f := g.AST
+	if !want {
+		f = &ast.File{}
+	}
 	for _, decl := range f.Decls {
 		switch d := decl.(type) {
 		case *ast.GenDecl:
@@ -91,7 +107,7 @@ func outlineGo(ctx context.Context, src []byte) ([]Entry, bool, error) {
 			add(KindMethod, d.Name.Name, recv, d.Pos(), d.End())
 		}
 	}
-	return out, g.Complete(), nil
+	return out, g.Complete(), g.Complete(), nil
 }
 
 // receiverText renders a receiver type without spaces or comments.

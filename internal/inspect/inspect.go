@@ -49,6 +49,7 @@ package inspect
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/rowkit/rowkit/internal/errs"
@@ -70,6 +71,16 @@ const (
 const (
 	CodeParse       = "parse"        // a parser failed outright
 	CodeOutputLimit = "output_limit" // not even an empty outline fits
+)
+
+// minEntryBytes is the length of the shortest entry a document can hold,
+// and maxEntries more entries than MaxOutputBytes can ever hold: an outline
+// keeps its first maxEntries entries, whatever the file holds, so that its
+// memory does not grow with the file (it is still parsed to its end, for
+// parse_complete). The JSON outliner keeps fewer, by a finer bound.
+const (
+	minEntryBytes = len(`{"kind":"type","name":"","line":"1:0000","line_end":"1:0000"}`) + 1 // and a comma
+	maxEntries    = MaxOutputBytes/minEntryBytes + 1
 )
 
 // outliners project each format of the registry. An outliner fails only
@@ -100,6 +111,15 @@ func Inspect(ctx context.Context, root *workspace.Root, req string) (*Result, er
 	if err := ctx.Err(); err != nil {
 		return nil, cancelled(err)
 	}
+	if workspace.NamesDir(req) {
+		// open(2) would fail with ENOTDIR on a file: only a directory can
+		// have that name, and a directory is not a regular file.
+		clean, _, err := root.Stat(req)
+		if err != nil {
+			return nil, err // coded by workspace: a directory is not_regular
+		}
+		return nil, errs.New(errs.NotRegular, fmt.Sprintf("%s ends in /, which names a directory, but %s is a regular file", req, clean))
+	}
 	f := lang.Lookup(req)
 	if f == nil {
 		clean, fi, err := root.Stat(req)
@@ -127,7 +147,9 @@ func cancelled(err error) error {
 }
 
 // OutlineSource outlines src as the file name says, without touching the
-// file system: the engine behind Inspect, for benchmarks and embedders. It
+// file system: the engine behind Inspect, for benchmarks and embedders. Its
+// outline holds at most the entries a document within MaxOutputBytes could
+// (see maxEntries), in source order. It
 // returns a *rows.EncodingError for invalid UTF-8, and an *errs.Error for
 // a name without a supported format or a done ctx.
 func OutlineSource(ctx context.Context, name string, src []byte) (Data, error) {
@@ -141,8 +163,8 @@ func OutlineSource(ctx context.Context, name string, src []byte) (Data, error) {
 // outline projects src in format f. A panic in a parser becomes a parse
 // failure rather than a crash.
 func outline(ctx context.Context, f *lang.Format, path string, src []byte) (d Data, err error) {
-	x, err := rows.NewIndex(src)
-	if err != nil {
+	n := 0
+	if err := rows.Lines(src, func(int, int) { n++ }); err != nil {
 		return Data{}, err
 	}
 	defer func() {
@@ -151,6 +173,7 @@ func outline(ctx context.Context, f *lang.Format, path string, src []byte) (d Da
 		}
 	}()
 	entries, complete, err := outliners[f](ctx, src)
+	entries = entries[:min(len(entries), maxEntries)]
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -165,14 +188,13 @@ func outline(ctx context.Context, f *lang.Format, path string, src []byte) (d Da
 		}
 		return Data{}, cancelled(err)
 	}
-	n := x.Count()
 	d = Data{
 		Path:          path,
 		Kind:          f.Kind,
 		SizeBytes:     int64(len(src)),
 		LineCount:     &n,
 		ParseComplete: complete,
-		Outline:       place(x, entries),
+		Outline:       place(src, n, entries),
 	}
 	if f.Language != "" {
 		d.Language = &f.Language
@@ -181,15 +203,20 @@ func outline(ctx context.Context, f *lang.Format, path string, src []byte) (d Da
 }
 
 // place sets the entries' rows from their byte spans and drops any entry
-// that falls on no line (only possible in an empty file). Trailing white
-// space and terminators inside a span do not extend it.
-func place(x *rows.Index, entries []Entry) []Entry {
+// that falls on no line (only possible in an empty file, of lines lines).
+// Trailing white space and terminators inside a span do not extend it.
+// The rows are found in one pass over the lines up to the last offset
+// wanted, with no index of every line: an outline keeps at most
+// maxEntries entries, and the memory of a large file stays its bytes.
+func place(src []byte, lines int, entries []Entry) []Entry {
 	out := entries[:0]
-	if x.Count() == 0 {
+	if lines == 0 {
 		return out
 	}
-	src := x.Src()
-	for _, e := range entries {
+	// The first and last byte of each entry's span.
+	offs := make([]int, 0, 2*len(entries))
+	for i := range entries {
+		e := &entries[i]
 		start, end := max(e.start, 0), min(e.end, len(src))
 		for end > start+1 && isSpaceByte(src[end-1]) {
 			end--
@@ -197,18 +224,52 @@ func place(x *rows.Index, entries []Entry) []Entry {
 		if end <= start {
 			end = start + 1
 		}
-		a, b := x.LineAt(start), x.LineAt(end-1)
-		if a < 1 {
-			a = 1
-		}
-		if b < a {
+		e.start, e.end = start, end-1
+		offs = append(offs, start, end-1)
+	}
+	refs := refsAt(src, offs)
+	for _, e := range entries {
+		a, b := refs[e.start], refs[e.end]
+		if b.Line < a.Line {
 			b = a
 		}
-		e.Span = rows.Span{Start: x.Ref(a), End: x.Ref(b)}
-		e.Line, e.LineEnd = e.Span.Start.String(), e.Span.End.String()
+		e.Span = rows.Span{Start: a, End: b}
+		e.Line, e.LineEnd = a.String(), b.String()
 		out = append(out, e)
 	}
 	return out
+}
+
+// refsAt returns the row holding each byte offset in offs (a terminator
+// belongs to the row it ends; an offset past the end, to the last row).
+func refsAt(src []byte, offs []int) map[int]rows.Ref {
+	slices.Sort(offs)
+	offs = slices.Compact(offs)
+	refs := make(map[int]rows.Ref, len(offs))
+	line, start := 1, 0
+	for len(offs) > 0 {
+		i := rows.IndexTerm(src[start:])
+		next := len(src) // the start of the next line
+		text := src[start:]
+		if i >= 0 {
+			text = src[start : start+i]
+			next = start + i + 1
+			if src[start+i] == '\r' && next < len(src) && src[next] == '\n' {
+				next++
+			}
+		}
+		last := i < 0 || next == len(src)
+		ref := rows.Ref{}
+		for len(offs) > 0 && (offs[0] < next || last) {
+			if ref.Hash == "" {
+				ref = rows.RefOf(line, text)
+			}
+			refs[offs[0]] = ref
+			offs = offs[1:]
+		}
+		line, start = line+1, next
+	}
+	return refs
 }
 
 func isSpaceByte(c byte) bool {

@@ -160,32 +160,60 @@ func outlineMarkdown(ctx context.Context, src []byte) ([]Entry, bool, error) {
 		out, fmComplete = outlineFrontmatter(norm, content)
 		complete = complete && fmComplete
 	}
-	r := &mdReader{Reader: text.NewReader(norm[body:]), ctx: ctx}
+	headings, _, err := inPieces(ctx, norm[body:], markdownCutAt, outlineMarkdownPiece)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, e := range headings {
+		e.start += body
+		e.end += body
+		out = append(out, e)
+	}
+	return out, complete, nil
+}
+
+// outlineMarkdownPiece outlines the headings of one piece of a Markdown
+// body. The piece ends cleanly unless its last top-level block is a
+// fenced code block or an HTML block, the only blocks that can go on past
+// a blank line and a line at column 0 (see markdownCutAt).
+func outlineMarkdownPiece(ctx context.Context, src []byte, _, want bool) ([]Entry, bool, bool, error) {
+	if !want {
+		// CommonMark has no errors: without entries wanted there is
+		// nothing to learn from the rest of the body.
+		return nil, true, true, ctx.Err()
+	}
+	r := &mdReader{Reader: text.NewReader(src), ctx: ctx}
 	doc := mdParser().Parse(r)
 	if peekedBytes != nil {
 		peekedBytes(r.peeked)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
+	var out []Entry
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		h, ok := n.(*ast.Heading)
 		if !entering || !ok {
 			return ast.WalkContinue, nil
 		}
 		pos := h.Pos()
-		if pos < 0 || !isATX(norm[body+pos:]) {
+		if pos < 0 || !isATX(src[pos:]) {
 			return ast.WalkSkipChildren, nil
 		}
 		name := ""
 		if lines := h.Lines(); lines.Len() > 0 {
 			seg := lines.At(0)
-			name = strings.TrimSpace(string(norm[body+seg.Start : body+seg.Stop]))
+			name = strings.TrimSpace(string(src[seg.Start:seg.Stop]))
 		}
-		out = append(out, withLevel(newEntry(KindHeading, name, "", body+pos, body+pos+1), h.Level))
+		out = append(out, withLevel(newEntry(KindHeading, name, "", pos, pos+1), h.Level))
 		return ast.WalkSkipChildren, nil
 	})
-	return out, complete, nil
+	closed := true
+	switch doc.LastChild().(type) {
+	case *ast.FencedCodeBlock, *ast.HTMLBlock:
+		closed = false
+	}
+	return out, true, closed, nil
 }
 
 // isATX reports whether b starts with an ATX heading opener: one to six

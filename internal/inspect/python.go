@@ -39,7 +39,7 @@ import (
 )
 
 func outlinePython(ctx context.Context, src []byte) ([]Entry, bool, error) {
-	return outlineTree(ctx, lang.Python, src, pyStatements)
+	return outlineTree(ctx, lang.Python, src, pythonCutAt, pyStatements)
 }
 
 // pyStatements outlines the module-scope statements among n's children.

@@ -9,17 +9,25 @@ import (
 )
 
 // outlineTree parses src with the grammar of f (lang.ParseTree: lone CRs
-// read as line breaks) and lets walk collect the entries under the root.
-// The bool reports a parse that needed no error recovery.
-func outlineTree(ctx context.Context, f *lang.Format, src []byte, walk func(src []byte, root *sitter.Node, out *[]Entry)) ([]Entry, bool, error) {
-	t, err := lang.ParseTree(ctx, f, src)
-	if err != nil {
-		return nil, false, err
-	}
-	defer t.Close()
-	var out []Entry
-	walk(t.Src, t.Root, &out)
-	return out, t.Complete(), nil
+// read as line breaks), in pieces cut where cutAt allows (inPieces), and
+// lets walk collect the entries under each root. The bool reports a parse
+// that needed no error recovery.
+func outlineTree(ctx context.Context, f *lang.Format, src []byte, cutAt func([]byte, int) bool, walk func(src []byte, root *sitter.Node, out *[]Entry)) ([]Entry, bool, error) {
+	return inPieces(ctx, src, cutAt, func(ctx context.Context, src []byte, _, want bool) ([]Entry, bool, bool, error) {
+		t, err := lang.ParseTree(ctx, f, src)
+		if err != nil {
+			return nil, false, false, err
+		}
+		defer t.Close()
+		var out []Entry
+		if want {
+			walk(t.Src, t.Root, &out)
+		}
+		// A string left open at the end may be recovered from inside the
+		// piece (tree-sitter reads on after its opening quote), so any
+		// error at all may come from the cut.
+		return out, t.Complete(), t.Complete(), nil
+	})
 }
 
 // nodeText returns the source text of n.

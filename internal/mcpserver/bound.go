@@ -150,34 +150,36 @@ func (s *Server) resultBytes(req *mcp.CallToolRequest) int {
 
 // fit finds a room for the rows of a result such that the result fits
 // bound and holds as many rows as fit: try makes the result with its rows
-// within room and returns its size (the last try is the result kept). The
-// first room is bound less guess, the space the lines after the rows
-// take; a result that fits at once is kept (a smaller one was stopped by
-// something else: the token rule, the end of the file). Otherwise the size
-// is taken as linear in the room, as it is up to a row (the printed rows,
-// or their JSON at about one and a half times the bytes), and the room is
-// corrected along the line through the last two tries, at most a few
-// times; the largest room that fitted wins, a single row (room 1) when
-// none did.
-func fit(bound, guess int, try func(room int) int) {
+// within room and returns its size (the last try is the result kept) and
+// the room the rows used, less than room when something else stopped them
+// (the end of the file). The first room is bound less guess, the space the
+// lines after the rows take; a result that fits at once is kept (a smaller
+// one was stopped by something else: the token rule, the end of the
+// file). Otherwise the size is taken as linear in the room used, as it is
+// up to a row (the printed rows, or their JSON at one and a half to two
+// times the bytes), and the room is corrected along the line through the
+// last two tries, at most a few times; the largest room that fitted wins,
+// a single row (room 1) when none did.
+func fit(bound, guess int, try func(room int) (size, used int)) {
 	const slack = 128 // under the bound: a row is not a byte
 	room := max(bound-guess, 1)
 	best := 0 // the largest room that fitted
-	var r0, s0 int
+	var u0, s0, last int
 	for i := 0; i < 5; i++ {
-		size := try(room)
+		size, used := try(room)
+		last = room
 		if size <= bound {
 			if i == 0 || size >= bound-2*slack {
 				return
 			}
 			best = max(best, room)
 		}
-		slope := float64(size) / float64(room)
-		if i > 0 && room != r0 && size != s0 {
-			slope = float64(size-s0) / float64(room-r0)
+		slope := float64(size) / float64(max(used, 1))
+		if i > 0 && used != u0 && size != s0 {
+			slope = float64(size-s0) / float64(used-u0)
 		}
-		next := room + int(float64(bound-slack-size)/max(slope, 0.5))
-		r0, s0 = room, size
+		next := used + int(float64(bound-slack-size)/max(slope, 0.5))
+		u0, s0 = used, size
 		switch {
 		case size <= bound && next <= room:
 			return // this is as far as it goes
@@ -192,7 +194,7 @@ func fit(bound, guess int, try func(room int) int) {
 	if best == 0 {
 		best = 1
 	}
-	if best != r0 || s0 > bound {
+	if best != last || s0 > bound {
 		try(best)
 	}
 }

@@ -37,7 +37,7 @@ func TestInspectFileParity(t *testing.T) {
 	root := fileRoot(t)
 	cs := connect(t, newServer(t, Options{Roots: []string{root}}), nil)
 	tool := toolOf(t, cs, "inspect_file")
-	for _, p := range []string{"a.go", "p.py", "doc.md", "data.json", "b.txt", "missing.go", "sub", "../x.go"} {
+	for _, p := range []string{"a.go", "p.py", "doc.md", "data.json", "b.txt", "missing.go", "sub", "../x.go", "p.py/", "b.txt/", "sub/"} {
 		res := call(t, cs, "inspect_file", map[string]any{"path": p})
 		out, code := cli(t, root, "inspect", p)
 		want := decodeJSON(t, out)
@@ -46,6 +46,16 @@ func TestInspectFileParity(t *testing.T) {
 			t.Errorf("%s: isError %v, CLI exit %d", p, res.IsError, code)
 		}
 		validateOutput(t, tool, res.StructuredContent)
+	}
+	// A trailing slash names a directory, which a file is not: refused
+	// as open(2) refuses it, also after an absolute path is made relative.
+	for _, p := range []string{"p.py/", filepath.Join(root, "p.py") + "/", filepath.Join(root, "b.txt") + "/."} {
+		if code := failureCode(t, call(t, cs, "inspect_file", map[string]any{"path": p})); code != "not_regular" {
+			t.Errorf("inspect_file %s: %s, want not_regular", p, code)
+		}
+		if e, _ := structured(t, call(t, cs, "read_file", map[string]any{"path": p}))["error"].(map[string]any); e["code"] != "NOT_FOUND" {
+			t.Errorf("read_file %s: %v, want NOT_FOUND", p, e)
+		}
 	}
 	res := call(t, cs, "inspect_file", map[string]any{"path": "a.go"})
 	want := "a.go: code go, 12 lines\n"
@@ -72,6 +82,9 @@ func TestReadFileParity(t *testing.T) {
 		{map[string]any{"path": "sub"}, nil},
 		{map[string]any{"path": "missing.txt"}, nil},
 		{map[string]any{"path": "b.txt", "offset": 99}, []string{"--offset", "99"}},
+		{map[string]any{"path": "../outside.txt"}, nil},
+		// A trailing slash names a directory; b.txt is a file.
+		{map[string]any{"path": "b.txt/"}, nil},
 	} {
 		p := tc.args["path"].(string)
 		res := call(t, cs, "read_file", tc.args)
@@ -82,7 +95,17 @@ func TestReadFileParity(t *testing.T) {
 		}
 		validateOutput(t, tool, res.StructuredContent)
 	}
-	res := call(t, cs, "read_file", map[string]any{"path": "b.txt"})
+	// Seed 003: OUTSIDE_ALLOWED_ROOTS fails in phase open, whether the
+	// server finds the path in none of its roots or the reader refuses it.
+	outside := filepath.Join(filepath.Dir(root), "elsewhere.txt")
+	res := call(t, cs, "read_file", map[string]any{"path": outside})
+	out, _ := cli(t, root, "read", outside, "--format", "json", "--root", root)
+	for _, r := range []map[string]any{structured(t, res), decodeJSON(t, out)} {
+		if e, _ := r["error"].(map[string]any); e["code"] != "OUTSIDE_ALLOWED_ROOTS" || e["phase"] != "open" {
+			t.Errorf("%s: error %v, want OUTSIDE_ALLOWED_ROOTS in phase open", outside, r["error"])
+		}
+	}
+	res = call(t, cs, "read_file", map[string]any{"path": "b.txt"})
 	if got, want := text(res), "1:8ed3 alpha\n2:881c beta <x> & y\n"; !strings.HasPrefix(got, want) {
 		t.Errorf("read_file text %q, want verified rows %q...", got, want)
 	}

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/base64"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -87,16 +88,20 @@ func (s *Server) readView(ctx context.Context, r root, in read.Input, bound int)
 	}
 	var res *read.Result
 	var text []byte
-	fit(bound, 512, func(room int) int {
+	fit(bound, 512, func(room int) (int, int) {
 		b := readBudget
 		b.MaxBytes = room
 		lim := read.Limits{MaxViewBytes: min(read.DefaultLimits.MaxViewBytes, room)}
 		res, _ = read.Read(ctx, r.ws, in, read.Options{Limits: lim, Budget: read.Tokens(b)})
 		text = read.Format(res, read.FormatRows)
-		if s.structured {
-			return len(read.JSON(res)) - 1 // without its newline, as the result carries it
+		used := room
+		if v, t := res.View, res.Truncation; v != nil && t != nil && !slices.Contains(t.Reasons, "bytes") && !slices.Contains(t.Reasons, "budget") {
+			used = min(room, v.Bytes) // the end of the file (or the line limit) stopped the rows
 		}
-		return len(text)
+		if s.structured {
+			return len(read.JSON(res)) - 1, used // without its newline, as the result carries it
+		}
+		return len(text), used
 	})
 	return res, text
 }

@@ -106,6 +106,8 @@ func TestInspectRepositoryParity(t *testing.T) {
 	repo := filepath.Join(root, "repo")
 	os.Mkdir(repo, 0o755)
 	newRepo(t, repo)
+	// The repository's own config, which neither surface reads: both say so.
+	write(t, filepath.Join(repo, "rowkit.json"), `{"validations": {"test": {"argv": ["touch", "pwned"]}}}`)
 	cs := connect(t, newServer(t, Options{Roots: []string{root}}), nil)
 	tool := toolOf(t, cs, "inspect_repository")
 	for _, tc := range []struct {
@@ -128,6 +130,9 @@ func TestInspectRepositoryParity(t *testing.T) {
 		}
 		sameJSON(t, strings.Join(tc.cli, " "), dropKeys(structured(t, res), "durationMs"), dropKeys(decodeJSON(t, out), "durationMs"))
 		validateOutput(t, tool, res.StructuredContent)
+		if !strings.Contains(string(out), `"code": "W_REPO_CONFIG_IGNORED"`) {
+			t.Errorf("no W_REPO_CONFIG_IGNORED:\n%s", out)
+		}
 		if !strings.Contains(text(res), "new.txt") {
 			t.Errorf("text content does not list the untracked file:\n%s", text(res))
 		}
@@ -137,6 +142,7 @@ func TestInspectRepositoryParity(t *testing.T) {
 func TestRunValidationsParityAndFailedIsSuccess(t *testing.T) {
 	root := canon(t, t.TempDir())
 	newRepo(t, root)
+	write(t, filepath.Join(root, "rowkit.json"), `{"validations": {"ok": {"argv": ["touch", "pwned"]}}}`)
 	cfg := allowConfig(t, map[string][]string{"ok": {"echo", "<fine & dandy>"}, "fail": {"sh", "-c", "echo broken >&2; exit 3"}})
 	cs := connect(t, newServer(t, Options{Roots: []string{root}, Config: cfg}), nil)
 	tool := toolOf(t, cs, "run_validations")
@@ -155,6 +161,12 @@ func TestRunValidationsParityAndFailedIsSuccess(t *testing.T) {
 	}
 	sameJSON(t, "run_validations", dropKeys(got, "durationMs"), dropKeys(decodeJSON(t, out), "durationMs"))
 	validateOutput(t, tool, res.StructuredContent)
+	if !strings.Contains(string(out), `"code": "W_REPO_CONFIG_IGNORED"`) {
+		t.Errorf("no W_REPO_CONFIG_IGNORED:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(root, "pwned")); err == nil {
+		t.Error("the repository's own config ran")
+	}
 
 	// A name outside the allowlist is refused by the schema, before anything runs.
 	res = call(t, cs, "run_validations", map[string]any{"repo_path": ".", "validations": []string{"rm"}})

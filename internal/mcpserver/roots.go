@@ -210,7 +210,11 @@ func locate(roots []root, p string) (root, string, error) {
 				if clean == dir {
 					return r, ".", nil
 				}
-				return r, clean[len(dir):][1:], nil
+				rel := clean[len(dir):][1:]
+				if workspace.NamesDir(p) {
+					rel += "/" // a file spelled as a directory stays refused
+				}
+				return r, rel, nil
 			}
 		}
 	}

@@ -132,13 +132,20 @@ func (c *Capture) commit() {
 // (a bound too small for the marker keeps nothing). The cut never splits a
 // UTF-8 sequence: a partial one at the end of the head or the start of the
 // tail is dropped and counted; any other invalid byte becomes U+FFFD.
-func (c *Capture) Result() (string, int64) {
+func (c *Capture) Result() (string, int64) { return c.ResultWithin(c.max) }
+
+// ResultWithin is Result under a bound of its own, at most the bound given
+// to NewCapture, for a caller that shares one total among several streams
+// once it knows how much each one wrote: what is kept for the larger bound
+// holds whatever a smaller one keeps.
+func (c *Capture) ResultWithin(bound int) (string, int64) {
+	bound = max(min(bound, c.max), 0)
 	c.commit()
 	whole := c.cleaned == int64(len(c.head)+len(c.tail))
 	pre, suf := c.head, c.tail
 	if whole {
 		s := strings.ToValidUTF8(string(c.head)+string(c.tail), "\uFFFD")
-		if len(s) <= c.max {
+		if len(s) <= bound {
 			return s, 0
 		}
 		// Replacement characters made it longer than the bound: cut it
@@ -147,7 +154,7 @@ func (c *Capture) Result() (string, int64) {
 		suf = pre
 	}
 	// The marker can only get shorter than this as more is kept.
-	budget := c.max - len(elision(c.cleaned))
+	budget := bound - len(elision(c.cleaned))
 	for budget > 0 {
 		hn := min(budget/2, len(pre))
 		tn := min(budget-hn, len(suf))
@@ -157,10 +164,10 @@ func (c *Capture) Result() (string, int64) {
 		head, tail := trimPartialEnd(pre[:hn]), trimPartialStart(suf[len(suf)-tn:])
 		dropped := c.cleaned - int64(len(head)) - int64(len(tail))
 		text := strings.ToValidUTF8(string(head), "\uFFFD") + elision(dropped) + strings.ToValidUTF8(string(tail), "\uFFFD")
-		if len(text) <= c.max {
+		if len(text) <= bound {
 			return text, dropped
 		}
-		budget -= len(text) - c.max
+		budget -= len(text) - bound
 	}
 	return "", c.cleaned
 }

@@ -92,5 +92,41 @@ func FuzzCapture(f *testing.F) {
 		if utf8.ValidString(in) && int64(kept)+dropped != cp.cleaned {
 			t.Fatalf("kept %d + dropped %d != cleaned %d", kept, dropped, cp.cleaned)
 		}
+		// A smaller bound applied afterwards keeps what a capture made
+		// with that bound keeps.
+		for _, b := range []int{m / 3, m / 2, m - 1} {
+			if b < 0 {
+				continue
+			}
+			small := NewCapture(b)
+			small.Write([]byte(in))
+			wantText, wantDropped := small.Result()
+			if got, d := cp.ResultWithin(b); got != wantText || d != wantDropped {
+				t.Fatalf("ResultWithin(%d) = %q (%d), a capture of %d gives %q (%d)", b, got, d, b, wantText, wantDropped)
+			}
+		}
 	})
+}
+
+// ResultWithin under the capture's own bound, or a larger one, is Result;
+// under a smaller one it is what a capture made with it keeps.
+func TestCaptureResultWithin(t *testing.T) {
+	for _, c := range captureCases {
+		cp := NewCapture(c.max)
+		cp.Write([]byte(c.in))
+		want, wantDropped := cp.Result()
+		for _, b := range []int{c.max, c.max + 100} {
+			if got, d := cp.ResultWithin(b); got != want || d != wantDropped {
+				t.Errorf("%s: ResultWithin(%d) = %q (%d), Result %q (%d)", c.name, b, got, d, want, wantDropped)
+			}
+		}
+		for b := 0; b < c.max; b++ {
+			small := NewCapture(b)
+			small.Write([]byte(c.in))
+			want, wantDropped := small.Result()
+			if got, d := cp.ResultWithin(b); got != want || d != wantDropped {
+				t.Errorf("%s: ResultWithin(%d) = %q (%d), a capture of %d gives %q (%d)", c.name, b, got, d, b, want, wantDropped)
+			}
+		}
+	}
 }

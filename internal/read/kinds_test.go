@@ -364,8 +364,8 @@ func TestExtensions(t *testing.T) {
 		t.Errorf("no opinion: %+v", res.Error)
 	}
 	res, _ = read(t, root, Input{Path: "a b.txt"}, Options{Classifiers: []Classifier{panics{}}})
-	if res.Error == nil || res.Error.Code != CodeExtensionFailed || res.Error.Data.ID != "boom" {
-		t.Errorf("panic: %+v", res.Error)
+	if res.Error == nil || res.Error.Code != CodeExtensionFailed || res.Error.Data.ID != "boom" || res.File != nil {
+		t.Errorf("panic: %+v, file %+v (seed 003: null)", res.Error, res.File)
 	}
 	res, _ = read(t, root, Input{Path: "a\u00a0b.txt"}, Options{Resolver: repair{}})
 	if res.Status != StatusOK || *res.File.ResolvedFrom != "a\u00a0b.txt" || res.Notes[len(res.Notes)-1].Code != "path-repaired" {

@@ -92,7 +92,8 @@ func Refused(in Input, err error) (*Result, error) {
 	code, phase := CodeInvalidInput, PhaseInput
 	switch errs.Code(err) {
 	case errs.Outside:
-		code, phase = CodeOutside, PhaseResolve
+		// Seed 003's phase of OUTSIDE_ALLOWED_ROOTS, as Read reports it.
+		code, phase = CodeOutside, PhaseOpen
 	case errs.NotFound:
 		code, phase = CodeNotFound, PhaseResolve
 	}
@@ -199,7 +200,11 @@ func oneLine(s string) string {
 }
 
 func (r *reader) aborted() error {
-	return r.failf(CodeAborted, r.phase, &NoteData{Phase: string(r.phase)}, "the read was cancelled during %s", r.phase)
+	why := ""
+	if c := context.Cause(r.ctx); c != nil && c != context.Canceled {
+		why = " (" + c.Error() + ")" // the signal, the deadline
+	}
+	return r.failf(CodeAborted, r.phase, &NoteData{Phase: string(r.phase)}, "the read was cancelled during %s%s", r.phase, why)
 }
 
 func (r *reader) run() error {
@@ -222,6 +227,11 @@ func (r *reader) run() error {
 		return r.openError(err)
 	}
 	defer f.Close()
+	if !fi.IsDir() && workspace.NamesDir(r.in.Path) {
+		// open(2) would fail with ENOTDIR: no directory has that name.
+		return r.failf(CodeNotFound, PhaseResolve, &NoteData{Suggestions: []string{r.clean}},
+			"%s ends in /, which names a directory, but %s is a file; did you mean %s?", r.in.Path, r.clean, r.clean)
+	}
 	r.fi = fi
 	r.file = r.fileInfo(fi)
 
@@ -421,11 +431,13 @@ func (r *reader) authorize(isDir bool) error {
 	return f
 }
 
-// guard runs an extension, turning a panic into EXTENSION_FAILED.
+// guard runs an extension, turning a panic into EXTENSION_FAILED, whose
+// result has file null (seed 003 keeps file only for CHANGED_DURING_READ,
+// UNSUPPORTED_BACKEND from the classifiers and a failed verification).
 func (r *reader) guard(ext, id string, fn func()) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = &failure{code: CodeExtensionFailed, phase: r.phase, file: r.file != nil,
+			err = &failure{code: CodeExtensionFailed, phase: r.phase,
 				data: &NoteData{Extension: ext, Phase: string(r.phase), ID: id},
 				msg:  fmt.Sprintf("the %s %s failed during %s: %v", ext, id, r.phase, p)}
 		}

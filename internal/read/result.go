@@ -1,6 +1,8 @@
 package read
 
 import (
+	"bytes"
+	"encoding/json"
 	"strconv"
 
 	"github.com/rowkit/rowkit/internal/jsonstr"
@@ -21,10 +23,13 @@ const (
 // that an MCP output schema can be inferred from it: the fields a status
 // does not have are omitted (request and file are null when unknown).
 //
-//	ok:          request, file, classification, conversion?, view, truncation, continuation, totals, observation?, notes
+//	ok:          request, file, classification, conversion, view, truncation, continuation, totals, observation, notes
 //	media:       request, file, classification, conversion, parts, observation, notes
 //	unsupported: code, request, file, classification, notes
 //	error:       error, request, file, notes
+//
+// As in seed 003, an ok result's conversion is null for plain text and its
+// observation null for a directory (MarshalJSON writes them).
 type Result struct {
 	Tool           string          `json:"tool" jsonschema:"always read"`
 	Status         Status          `json:"status" jsonschema:"ok, media, unsupported or error"`
@@ -33,13 +38,13 @@ type Result struct {
 	Request        *Request        `json:"request" jsonschema:"the validated canonical input; null only for INVALID_INPUT"`
 	File           *FileInfo       `json:"file" jsonschema:"the file that was read; null for failures before it was opened and allowed"`
 	Classification *Classification `json:"classification,omitempty" jsonschema:"what the content was taken for"`
-	Conversion     *Conversion     `json:"conversion,omitempty" jsonschema:"the converter that produced the text or media; absent for plain text"`
+	Conversion     *Conversion     `json:"conversion,omitempty" jsonschema:"the converter that produced the text or media; null for plain text, absent for unsupported and error"`
 	View           *View           `json:"view,omitempty" jsonschema:"ok only: the lines shown"`
 	Parts          []MediaPart     `json:"parts,omitempty" jsonschema:"media only: what the converter returned"`
 	Truncation     *Truncation     `json:"truncation,omitempty" jsonschema:"ok only: what bounded the view"`
 	Continuation   *Continuation   `json:"continuation,omitempty" jsonschema:"ok only: how to read on"`
 	Totals         *Totals         `json:"totals,omitempty" jsonschema:"ok only: the size of the whole text"`
-	Observation    *Observation    `json:"observation,omitempty" jsonschema:"what the reader saw, so that a later edit can prove it; absent for directories"`
+	Observation    *Observation    `json:"observation,omitempty" jsonschema:"what the reader saw, so that a later edit can prove it; null for directories, absent for unsupported and error"`
 	Notes          []Note          `json:"notes" jsonschema:"view notes, then classifier and converter notes, then empty, then authorizer and resolver notes; for an error the error note first"`
 }
 
@@ -110,8 +115,8 @@ type Line struct {
 	Number      int    `json:"number" jsonschema:"one-based line number"`
 	Hash        string `json:"hash,omitempty" jsonschema:"verified-row hash of the whole line (LINE:HASH names it as an edit target); absent for converted text"`
 	Text        string `json:"text" jsonschema:"the line without its terminator, clamped to maxCharsPerLine"`
-	Clamped     bool   `json:"clamped,omitempty" jsonschema:"true when text is a prefix of the line (the line was clamped); absent otherwise"`
-	SourceChars *int   `json:"sourceChars,omitempty" jsonschema:"the line's length in characters; only on a clamped line"`
+	Clamped     bool   `json:"clamped" jsonschema:"true when text is a prefix of the line (the line was clamped)"`
+	SourceChars *int   `json:"sourceChars" jsonschema:"the line's length in characters; null unless the line was clamped"`
 }
 
 // Truncation says what bounded the view.
@@ -245,7 +250,10 @@ const (
 // reflection was the largest cost of serving one over MCP.
 // TestViewMarshalJSON checks it against the reflective encoding.
 func (v View) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 64+len(v.Lines)*48+v.Bytes)
+	return v.appendJSON(make([]byte, 0, 64+len(v.Lines)*80+v.Bytes)), nil
+}
+
+func (v *View) appendJSON(b []byte) []byte {
 	b = append(b, `{"lines":`...)
 	if v.Lines == nil {
 		b = append(b, "null"...)
@@ -267,7 +275,7 @@ func (v View) MarshalJSON() ([]byte, error) {
 	b = strconv.AppendInt(b, int64(v.Bytes), 10)
 	b = append(b, `,"partial":`...)
 	b = strconv.AppendBool(b, v.Partial)
-	return append(b, '}'), nil
+	return append(b, '}')
 }
 
 func (l *Line) appendJSON(b []byte) []byte {
@@ -279,12 +287,105 @@ func (l *Line) appendJSON(b []byte) []byte {
 	}
 	b = append(b, `,"text":`...)
 	b = jsonstr.Append(b, l.Text)
-	if l.Clamped {
-		b = append(b, `,"clamped":true`...)
-	}
-	if l.SourceChars != nil {
-		b = append(b, `,"sourceChars":`...)
+	b = append(b, `,"clamped":`...)
+	b = strconv.AppendBool(b, l.Clamped)
+	b = append(b, `,"sourceChars":`...)
+	if l.SourceChars == nil {
+		b = append(b, "null"...)
+	} else {
 		b = strconv.AppendInt(b, int64(*l.SourceChars), 10)
 	}
 	return append(b, '}')
+}
+
+// MarshalJSON writes the result in struct order with the tags' omissions,
+// except that an ok result always carries conversion and observation, null
+// when there is none (plain text; a directory), as seed 003's ok variant
+// does: code written to the schema tests them against null. The other
+// statuses leave out what their variants do not have. HTML characters are
+// not escaped (an encoder that escapes them does so on the way out).
+// TestResultMarshalJSON keeps it to the struct's fields and order.
+func (r Result) MarshalJSON() ([]byte, error) {
+	ok := r.Status == StatusOK
+	w := objectWriter{b: make([]byte, 0, 512)}
+	w.b = append(w.b, '{')
+	w.field("tool", r.Tool)
+	w.field("status", r.Status)
+	if r.Code != "" {
+		w.field("code", r.Code)
+	}
+	if r.Error != nil {
+		w.field("error", r.Error)
+	}
+	w.field("request", r.Request)
+	w.field("file", r.File)
+	if r.Classification != nil {
+		w.field("classification", r.Classification)
+	}
+	if r.Conversion != nil || ok {
+		w.field("conversion", r.Conversion)
+	}
+	if r.View != nil {
+		w.raw("view", r.View.appendJSON)
+	}
+	if len(r.Parts) > 0 {
+		w.field("parts", r.Parts)
+	}
+	if r.Truncation != nil {
+		w.field("truncation", r.Truncation)
+	}
+	if r.Continuation != nil {
+		w.field("continuation", r.Continuation)
+	}
+	if r.Totals != nil {
+		w.field("totals", r.Totals)
+	}
+	if r.Observation != nil || ok {
+		w.field("observation", r.Observation)
+	}
+	w.field("notes", r.Notes)
+	if w.err != nil {
+		return nil, w.err
+	}
+	return append(w.b, '}'), nil
+}
+
+// objectWriter appends the members of a JSON object, keeping the first
+// error.
+type objectWriter struct {
+	b   []byte
+	buf bytes.Buffer
+	enc *json.Encoder
+	err error
+}
+
+func (w *objectWriter) key(k string) {
+	if len(w.b) > 1 {
+		w.b = append(w.b, ',')
+	}
+	w.b = append(jsonstr.Append(w.b, k), ':')
+}
+
+// field appends k and v as encoding/json writes v, without HTML escaping.
+func (w *objectWriter) field(k string, v any) {
+	if w.err != nil {
+		return
+	}
+	if w.enc == nil {
+		w.enc = json.NewEncoder(&w.buf)
+		w.enc.SetEscapeHTML(false)
+	}
+	w.buf.Reset()
+	if w.err = w.enc.Encode(v); w.err == nil {
+		w.key(k)
+		w.b = append(w.b, bytes.TrimSuffix(w.buf.Bytes(), []byte{'\n'})...)
+	}
+}
+
+// raw appends k and the value app writes.
+func (w *objectWriter) raw(k string, app func([]byte) []byte) {
+	if w.err == nil {
+		w.key(k)
+		w.b = app(w.b)
+	}
 }

@@ -2,6 +2,7 @@ package review
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/jsonstr"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
 
@@ -198,6 +200,64 @@ func TestInspectTotalOutputBudget(t *testing.T) {
 	equal(t, "truncated", fields, []string{"validations[0].stdout", "validations[0].stderr", "validations[1].stdout", "validations[1].stderr", "validations[2].stdout", "validations[2].stderr"})
 	if r.Validations[3].Status != StatusPassed || r.Validations[2].Stdout.BytesTotal != r.Validations[0].Stdout.BytesTotal {
 		t.Errorf("validations %+v", r.Validations)
+	}
+}
+
+// The total is shared once all validations ran: a validation that runs
+// last keeps as much as the first, and together they use the total, as
+// the JSON report writes them.
+func TestTotalOutputShared(t *testing.T) {
+	dir := newRepo(t, map[string]string{"a.txt": "a\n"})
+	var vs []Planned
+	for i := range 6 {
+		vs = append(vs, Planned{ID: fmt.Sprint(i), Argv: []string{"seq", "1", "11000"}, Timeout: time.Minute})
+	}
+	const total = 60000
+	r := inspect(t, Options{Repo: dir, MaxOutputBytes: DefaultMaxOutputBytes, MaxTotalOutputBytes: total, Validations: vs})
+	kept := 0
+	for i, v := range r.Validations {
+		n := len(jsonstr.Append(nil, v.Stdout.Text)) - 2
+		kept += n
+		if d := n - (len(jsonstr.Append(nil, r.Validations[0].Stdout.Text)) - 2); d < -8 || d > 8 {
+			t.Errorf("validation %d kept %d bytes, the first %d", i, n, len(r.Validations[0].Stdout.Text))
+		}
+		if v.Stdout.BytesDropped == 0 || r.Truncation.Fields[i].Field != fmt.Sprintf("validations[%d].stdout", i) || r.Truncation.Fields[i].BytesRemoved != v.Stdout.BytesDropped {
+			t.Errorf("validation %d: dropped %d, truncation %+v", i, v.Stdout.BytesDropped, r.Truncation.Fields)
+		}
+	}
+	if kept > total || kept < total-6*32 {
+		t.Errorf("kept %d bytes of a total of %d", kept, total)
+	}
+}
+
+// At detail summary a validation that passed shows no output and takes
+// no share of the total: the failing one after it keeps the whole total.
+func TestSummaryLeavesOutPassingOutput(t *testing.T) {
+	dir := newRepo(t, map[string]string{"a.txt": "a\n"})
+	vs := []Planned{
+		{ID: "pass", Argv: []string{"sh", "-c", "seq 1 3000; seq 1 3000 >&2"}, Timeout: time.Minute},
+		{ID: "fail", Argv: []string{"sh", "-c", "seq 1 3000; exit 1"}, Timeout: time.Minute},
+	}
+	for _, detail := range []string{DetailSummary, DetailFull} {
+		r := inspect(t, Options{Repo: dir, Detail: detail, MaxOutputBytes: ServerMaxOutputBytes, MaxTotalOutputBytes: 6000, Validations: vs})
+		pass, fail := r.Validations[0], r.Validations[1]
+		if detail == DetailFull {
+			if pass.Stdout.Text == "" || fail.Stdout.Text == "" || len(fail.Stdout.Text) > 3000 {
+				t.Errorf("full: pass %d, fail %d bytes", len(pass.Stdout.Text), len(fail.Stdout.Text))
+			}
+			continue
+		}
+		if pass.Stdout.Text != "" || pass.Stderr.Text != "" || pass.Stdout.BytesDropped != 0 || pass.Stdout.BytesTotal != 13893 || pass.Stderr.BytesTotal != 13893 {
+			t.Errorf("summary: the passing validation shows %+v %+v", pass.Stdout, pass.Stderr)
+		}
+		if len(fail.Stdout.Text) < ServerMaxOutputBytes-64 {
+			t.Errorf("summary: the failing validation kept %d bytes", len(fail.Stdout.Text))
+		}
+		for _, f := range r.Truncation.Fields {
+			if strings.HasPrefix(f.Field, "validations[0]") {
+				t.Errorf("summary: %s listed as truncated", f.Field)
+			}
+		}
 	}
 }
 

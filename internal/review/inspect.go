@@ -42,13 +42,16 @@ type Options struct {
 
 	Validations         []Planned
 	MaxOutputBytes      int            // per captured stream, elision marker included
-	MaxTotalOutputBytes int            // over all captured streams; 0 is no total bound
+	MaxTotalOutputBytes int            // over all captured streams, shared out once all ran; 0 is no total bound
 	TotalBudget         time.Duration  // over all validations
 	Progress            func(Progress) // called as each validation starts and ends
 
-	// Diagnostics decided before the inspection (an ignored repository
-	// config, say) that belong in the report.
-	Diagnostics []Diagnostic
+	// RepoConfigUsed says that the validations come from the repository's
+	// own RepoConfigName (rowkit review --allow-repo-config): the report
+	// warns that they do (W_REPO_CONFIG_USED). Otherwise a RepoConfigName
+	// in Repo is reported as not read (W_REPO_CONFIG_IGNORED), whoever
+	// asks: the CLI and MCP agree.
+	RepoConfigUsed bool
 }
 
 // Detail levels.
@@ -62,8 +65,11 @@ const (
 	DefaultMaxFiles       = 1000
 	DefaultGitTimeout     = 30 * time.Second
 	DefaultMaxOutputBytes = 32 << 10
-	DefaultTimeout        = 120 * time.Second
-	DefaultTotalBudget    = 600 * time.Second
+	// DefaultMaxTotalOutputBytes is the CLI's bound of all captured
+	// output together (Options.MaxTotalOutputBytes), seed 004's 256 KiB.
+	DefaultMaxTotalOutputBytes = 256 << 10
+	DefaultTimeout             = 120 * time.Second
+	DefaultTotalBudget         = 600 * time.Second
 )
 
 // The tighter bounds an MCP server serves a model with.
@@ -122,7 +128,7 @@ func Inspect(ctx context.Context, o Options) (*Report, error) {
 		Detail:        o.Detail,
 		Scopes:        o.Scopes,
 		Validations:   []Validation{},
-		Diagnostics:   append([]Diagnostic{}, o.Diagnostics...),
+		Diagnostics:   []Diagnostic{},
 		Truncation:    Truncation{Fields: []Truncated{}},
 	}
 	repo, err := openRepo(ctx, o, want[ScopeCommitted] || o.BaseRef != "")
@@ -301,6 +307,12 @@ func openRepo(ctx context.Context, o Options, wantBase bool) (repo, error) {
 	abs, expectTop, err := locate(o)
 	if err != nil {
 		return rp, err
+	}
+	switch _, err := os.Lstat(filepath.Join(abs, RepoConfigName)); {
+	case o.RepoConfigUsed:
+		rp.warn("W_REPO_CONFIG_USED", "the validations come from the repository's own "+RepoConfigName, "a repository config can run anything; use it only on repositories you trust")
+	case err == nil:
+		rp.warn("W_REPO_CONFIG_IGNORED", "the repository's "+RepoConfigName+" was not read: validations come only from the operator's config", "")
 	}
 	g := &git{dir: abs, timeout: o.GitTimeout, env: proc.Env(o.LookupEnv, gitEnvKeys, gitFixedEnv...)}
 	rp.g = g

@@ -14,7 +14,8 @@ import (
 
 func runT(t *testing.T, timeout time.Duration, argv ...string) Validation {
 	t.Helper()
-	return runOne(context.Background(), Planned{ID: "t", Argv: argv, Timeout: timeout}, t.TempDir(), validationEnv(os.LookupEnv), timeout, 1024)
+	v, _, _ := runOne(context.Background(), Planned{ID: "t", Argv: argv, Timeout: timeout}, t.TempDir(), validationEnv(os.LookupEnv), timeout, 1024)
+	return v
 }
 
 func TestRunOutcomes(t *testing.T) {
@@ -114,7 +115,7 @@ func TestRunLeftoverChildKilled(t *testing.T) {
 
 // 10 MB of output: no hang, head and tail kept, the middle counted.
 func TestRunFloodOfOutput(t *testing.T) {
-	v := runOne(context.Background(), Planned{ID: "t", Argv: []string{"sh", "-c", "echo FIRST; head -c 10000000 /dev/zero | tr '\\0' x; echo; echo LAST; echo err >&2"}}, t.TempDir(), validationEnv(os.LookupEnv), 30*time.Second, 4096)
+	v, _, _ := runOne(context.Background(), Planned{ID: "t", Argv: []string{"sh", "-c", "echo FIRST; head -c 10000000 /dev/zero | tr '\\0' x; echo; echo LAST; echo err >&2"}}, t.TempDir(), validationEnv(os.LookupEnv), 30*time.Second, 4096)
 	if v.Status != StatusPassed {
 		t.Fatalf("%+v", v.Status)
 	}
@@ -137,7 +138,7 @@ func TestRunEnvironmentAllowlist(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "aws_secret")
 	t.Setenv("GIT_DIR", "/elsewhere")
 	t.Setenv("LANG", "C.UTF-8")
-	v := runOne(context.Background(), Planned{ID: "t", Argv: []string{"env"}}, t.TempDir(), validationEnv(os.LookupEnv), 10*time.Second, 1<<16)
+	v, _, _ := runOne(context.Background(), Planned{ID: "t", Argv: []string{"env"}}, t.TempDir(), validationEnv(os.LookupEnv), 10*time.Second, 1<<16)
 	env := v.Stdout.Text
 	for _, bad := range []string{"secret", "GIT_DIR", "GITHUB", "AWS"} {
 		if strings.Contains(env, bad) {

@@ -176,6 +176,13 @@ func Clean(req string) (string, error) {
 	return path.Clean(req), nil
 }
 
+// NamesDir reports whether req by its spelling names a directory: it ends
+// in "/" or "/.", which Clean drops. open(2) refuses such a path to a file
+// (ENOTDIR); a caller that takes files asks NamesDir before it cleans.
+func NamesDir(req string) bool {
+	return strings.HasSuffix(req, "/") || strings.HasSuffix(req, "/.")
+}
+
 // Inside reports whether the absolute clean path p is dir or below it,
 // comparing whole components.
 func Inside(dir, p string) bool {
