@@ -58,7 +58,7 @@ with a line saying how many were left out.
 	Exits: []cli.Exit{
 		{Status: 0, When: "applied, or nothing to do (every edit a no-op), or a dry run"},
 		{Status: 1, When: "rejected, nothing written: script-syntax, row-missing, row-stale, occurrence-missing, invalid-count, target-order, edit-conflict, active-file, initialization, file-path, language-syntax; or journal (a pending journal that is not rowkit's own, or another rowkit process committing here for over 10 s)"},
-		{Status: 2, When: "usage (also a --max-output or ROWKIT_MAX_OUTPUT that is not a number of bytes)"},
+		{Status: 2, When: "usage: an empty script (no commands), an unknown option or argument, a --max-output or ROWKIT_MAX_OUTPUT that is not a number of bytes"},
 		{Status: 3, When: "the commit failed: rolled back, every file as it was, unless the message says where each file stands"},
 	},
 	Run:  runPatch,

@@ -82,6 +82,12 @@ func apply(ctx context.Context, root *workspace.Root, script string, opts Option
 	if len(fails) > 0 {
 		return reject(fails)
 	}
+	// An empty script is almost always a caller's mistake (a heredoc that
+	// lost its body, a file that was not written): reporting "unchanged"
+	// would read as success.
+	if len(s.Commands) == 0 {
+		return nil, errs.Usagef("the script is empty: it has no commands (a script selects a file with in PATH or new PATH, then edits it)")
+	}
 	pl, err := build(ctx, root, s)
 	if err != nil {
 		return nil, stopped(err)
