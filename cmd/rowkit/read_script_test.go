@@ -47,7 +47,7 @@ func cmdReadDenied(ts *testscript.TestScript, neg bool, args []string) {
 	err = cmd.Run()
 	ee, ok := err.(*exec.ExitError)
 	want := `{"tool":"read","status":"error","error":{"code":"PERMISSION_DENIED","phase":"open","message":"secret.txt: permission denied"},"request":{"path":"secret.txt","offset":1,"limit":2000,"ranged":false},"file":null,"notes":[{"code":"permission-denied","severity":"warning","message":"secret.txt: permission denied"}]}` + "\n"
-	if !ok || ee.ExitCode() != 1 || stdout.String() != want || stderr.String() != "rowkit read: PERMISSION_DENIED: secret.txt: permission denied\n" {
+	if !ok || ee.ExitCode() != 1 || stdout.String() != want || stderr.String() != "rowkit read: permission_denied: secret.txt: permission denied\n" {
 		ts.Fatalf("want exit 1 and PERMISSION_DENIED; got %v, stdout %q, stderr %q", err, stdout.String(), stderr.String())
 	}
 }

@@ -22,6 +22,11 @@ func init() {
 // of its own; the brokers a script started are ended with it.
 func symbolSetup(env *testscript.Env) error {
 	if err := symboltest.Missing(); err != nil {
+		// Only the symbol scripts need the servers: the rest of a fresh
+		// clone's suite runs, and these fail naming what installs them.
+		if t, ok := env.T().(interface{ Name() string }); ok && !strings.Contains(t.Name(), "/symbol_") {
+			return nil
+		}
 		return err
 	}
 	vars := symboltest.Vars()

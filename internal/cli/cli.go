@@ -243,8 +243,16 @@ func clampLine(line string, room int) string {
 // incomplete: ..."), for any other error "CODE: MESSAGE".
 func Diagnostic(err error) string {
 	msg := err.Error()
-	if e, ok := errs.As(err); ok && e.Code == errs.Incomplete && msg == e.Error() {
-		msg = "output incomplete: " + e.Msg
+	if e, ok := errs.As(err); ok && msg == e.Error() {
+		if e.Code == errs.Incomplete {
+			msg = "output incomplete: " + e.Msg
+		} else if c := errs.Snake(e.Code); c != e.Code {
+			// A seed's spelling stays in the seed's JSON; a line is read
+			// by people and scripts that branch on one dialect.
+			w := *e
+			w.Code = c
+			msg = w.Error()
+		}
 	}
 	return escapeControls(strings.ReplaceAll(msg, "\n", " "))
 }

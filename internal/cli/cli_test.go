@@ -29,7 +29,7 @@ func TestExitCodeAndDiagnostic(t *testing.T) {
 		// A name in a message never reaches the terminal raw: no escape
 		// sequence, no carriage return, no C1 control.
 		{errs.Errorf("not_found", "a\x1b[31mb\rc\x00d\x7fe\u009bf\tg: no such file"), 1, "x: not_found: a\\x1b[31mb\\rc\\x00d\\x7fe\\u009bf\tg: no such file\n"},
-		{errs.New("E_GIT_FAILED", "git failed").WithExit(3), 3, "x: E_GIT_FAILED: git failed\n"},
+		{errs.New("E_GIT_FAILED", "git failed").WithExit(3), 3, "x: git_failed: git failed\n"},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer

@@ -26,7 +26,7 @@ var Grep = &cli.Command{
 	HelpMore: grep.PolicyHelp,
 	Exits: []cli.Exit{
 		{Status: 0, When: "success; no match is an empty result"},
-		{Status: 1, When: "failure: rg_missing, invalid_pattern, rg_failed (ripgrep's own message, e.g. a missing path; rows found elsewhere are still printed), not_utf8 (a printed row; or a file name, skipped after the rest was searched), not_regular (a named FIFO, socket, device or kernel pseudo file), changed, read, too_large, write, cancelled; or output_incomplete (token limit or output bound)"},
+		{Status: 1, When: "failure: rg_missing, invalid_pattern, not_found or permission_denied (a named path that ripgrep could not open; rows found elsewhere are still printed), rg_failed (ripgrep's own message for anything else), not_utf8 (a printed row; or a file name, skipped after the rest was searched), not_regular (a named FIFO, socket, device or kernel pseudo file), changed, read, too_large, write, cancelled; or output_incomplete (token limit or output bound)"},
 		{Status: 2, When: "usage: no pattern, a rejected or unknown option, a bad context value, the path - (stdin), a --max-output or ROWKIT_MAX_OUTPUT that is not a number of bytes"},
 	},
 	Run: runGrep,

@@ -61,7 +61,7 @@ options:
 	Exits: []cli.Exit{
 		{Status: 0, When: "the client disconnected (stdin ended), or rowkit got SIGINT or SIGTERM"},
 		{Status: 1, When: "a root could not be opened (read)"},
-		{Status: 2, When: "usage (an unknown argument, a missing or empty value, --config twice, a value after --structured, a --max-output or ROWKIT_MAX_OUTPUT that is not a number of bytes) or a config that cannot be read or is invalid (E_CONFIG)"},
+		{Status: 2, When: "usage (an unknown argument, a missing or empty value, --config twice, a value after --structured, a --max-output or ROWKIT_MAX_OUTPUT that is not a number of bytes) or a config that cannot be read or is invalid (config)"},
 	},
 	Run:     runMCP,
 	Signals: []os.Signal{os.Interrupt, syscall.SIGTERM},

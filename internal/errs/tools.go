@@ -19,7 +19,7 @@ var (
 		"PERMISSION_DENIED", "DENIED", "CHANGED_DURING_READ", "ABORTED", "UNSUPPORTED_BACKEND", "EXTENSION_FAILED", "IO_ERROR",
 		// status unsupported
 		"IMAGE", "PDF", "OFFICE_DOCUMENT", "NOTEBOOK", "BINARY", "UNKNOWN_ENCODING", "INVALID_NOTEBOOK", "TOO_LARGE"}
-	grepCodes = []string{"rg_missing", "invalid_pattern", "rg_failed", NotUTF8, NotRegular, Changed, Read, TooLarge,
+	grepCodes = []string{"rg_missing", "invalid_pattern", "rg_failed", NotFound, PermissionDenied, NotUTF8, NotRegular, Changed, Read, TooLarge,
 		Cancelled, Incomplete, Outside}
 	patchCodes = []string{"rejected", "journal", "commit_failed", Cancelled,
 		// the reasons of a rejected script's failures
@@ -63,7 +63,7 @@ var Vocabularies = []Vocabulary{
 	{"mcp:read_file", join([]string{Usage}, readCodes)},
 	// A path no root holds: not_found when it cannot name a file at all
 	// (a NUL byte), outside_workspace otherwise.
-	{"mcp:search", join([]string{Usage, NotFound}, grepCodes)},
+	{"mcp:search", join([]string{Usage}, grepCodes)},
 	{"mcp:edit", join([]string{Usage}, patchCodes)},
 	{"mcp:symbol", join([]string{Usage}, symbolCodes)},
 	{"mcp:inspect_repository", join([]string{Usage}, reviewCodes)},

@@ -106,3 +106,59 @@ func TestVocabulariesCoverSources(t *testing.T) {
 		}
 	}
 }
+
+// hpatchReasons are the edit language's reasons: its failure lines spell
+// them as the language defines them ("reason row-stale"), inside the line
+// of the code rejected; they are not a code of a stderr line's own.
+var hpatchReasons = map[string]bool{"script-syntax": true, "row-missing": true, "row-stale": true,
+	"occurrence-missing": true, "invalid-count": true, "target-order": true, "edit-conflict": true,
+	"active-file": true, "initialization": true, "file-path": true, "language-syntax": true}
+
+// TestOneDialect: every code a command or MCP tool answers with reaches a
+// stderr line or an MCP failure text in lower_snake (Snake); the seeds'
+// spellings are all in the one table, and map to lower_snake codes. It
+// counts the spellings a line can show: four before this table (not_found,
+// NOT_FOUND, E_NOT_A_REPO, and W_DETACHED_HEAD on review's stderr), one now.
+func TestOneDialect(t *testing.T) {
+	styles := map[string]bool{}
+	style := func(c string) string {
+		switch {
+		case IsSnake(c):
+			return "lower_snake"
+		case strings.HasPrefix(c, "E_"), strings.HasPrefix(c, "W_"):
+			return "E_UPPER"
+		case strings.ToUpper(c) == c:
+			return "UPPER_SNAKE"
+		}
+		return "other"
+	}
+	for _, v := range Vocabularies {
+		for _, c := range v.Codes {
+			if hpatchReasons[c] {
+				continue
+			}
+			printed := Snake(c)
+			styles[style(printed)] = true
+			if !IsSnake(printed) {
+				t.Errorf("%s: %q is printed as %q, not lower_snake (add its seed spelling to seedCodes)", v.Tool, c, printed)
+			}
+		}
+	}
+	if len(styles) != 1 {
+		t.Errorf("lines show %d spellings of codes: %v", len(styles), styles)
+	}
+	for seed, c := range SeedSpellings() {
+		if IsSnake(seed) || !IsSnake(c) {
+			t.Errorf("seedCodes[%q] = %q: a seed spelling must map to a lower_snake code", seed, c)
+		}
+	}
+	for _, c := range []string{"not_found", "E_NOT_A_REPO", "NOT_FOUND", "row_stale"} {
+		if got := Snake(c); !IsSnake(got) {
+			t.Errorf("Snake(%q) = %q", c, got)
+		}
+	}
+	// The same condition, one code: a missing path.
+	if Snake("NOT_FOUND") != NotFound || Snake("E_REPO_NOT_FOUND") != NotFound {
+		t.Error("a missing path is not not_found in read and review")
+	}
+}

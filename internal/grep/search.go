@@ -88,7 +88,7 @@ type Result struct {
 
 // Reason is a coded explanation of an incomplete result.
 type Reason struct {
-	Code    string `json:"code" jsonschema:"output_incomplete (the token budget was reached), not_utf8 (a path was skipped) or rg_failed (ripgrep could not search a path)"`
+	Code    string `json:"code" jsonschema:"output_incomplete (the token budget was reached), not_utf8 (a path was skipped), not_found or permission_denied (a named path ripgrep could not open) or rg_failed (ripgrep could not search a path)"`
 	Message string `json:"message" jsonschema:"one line of explanation"`
 }
 
@@ -358,10 +358,36 @@ func rgError(stderr []byte) *errs.Error {
 	code := CodeRg
 	if m := msgs[0]; strings.HasPrefix(m, "PCRE2: error compiling") || strings.HasPrefix(m, "Compiled regex exceeds size limit") {
 		code = CodeInvalidPattern
+	} else if c := osErrorCode(msgs); c != "" {
+		code = c
 	}
 	msg := strings.Join(msgs[:min(3, len(msgs))], "; ")
 	if len(msgs) > 3 {
 		msg += " (and more)"
 	}
 	return errs.New(code, msg)
+}
+
+// osErrorCode is the shared code of a failure every message of which is
+// the same operating-system error on a named path (ripgrep's "PATH: No
+// such file or directory (os error 2)"), so that a missing path is
+// not_found in hgrep as in every other command; "" for anything else.
+func osErrorCode(msgs []string) string {
+	code := ""
+	for _, m := range msgs {
+		var c string
+		switch {
+		case strings.HasSuffix(m, " (os error 2)"):
+			c = errs.NotFound
+		case strings.HasSuffix(m, " (os error 13)"):
+			c = errs.PermissionDenied
+		default:
+			return ""
+		}
+		if code != "" && c != code {
+			return ""
+		}
+		code = c
+	}
+	return code
 }

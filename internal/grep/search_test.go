@@ -110,7 +110,7 @@ func TestSearchFailures(t *testing.T) {
 		wantRows string
 	}{
 		{[]string{"(needle", "a.txt"}, CodeInvalidPattern, "regex parse error: unclosed group in (needle", ""},
-		{[]string{"-j1", "--sort=path", "needle", "a.txt", "missing.txt"}, CodeRg, "missing.txt: No such file or directory", "\"a.txt\":1:0988 needle\n"},
+		{[]string{"-j1", "--sort=path", "needle", "a.txt", "missing.txt"}, errs.NotFound, "missing.txt: No such file or directory", "\"a.txt\":1:0988 needle\n"},
 		{[]string{"needle", "latin.txt"}, CodeNotUTF8, `"latin.txt": row 1 is not valid UTF-8`, ""},
 		{[]string{"--type=nosuch", "needle"}, CodeRg, "unrecognized file type: nosuch", ""},
 	} {
@@ -196,15 +196,17 @@ func TestRgError(t *testing.T) {
 		{"regex parse error:\n    (foo\n    ^\nerror: unclosed group\n", CodeInvalidPattern, "regex parse error: unclosed group in (foo"},
 		{"PCRE2: error compiling pattern at offset 3: subpattern name expected\n", CodeInvalidPattern, "PCRE2: error compiling pattern at offset 3: subpattern name expected"},
 		{"Compiled regex exceeds size limit of 104857600 bytes.\n", CodeInvalidPattern, "Compiled regex exceeds size limit of 104857600 bytes."},
-		{"nope.txt: No such file or directory (os error 2)\n", CodeRg, "nope.txt: No such file or directory (os error 2)"},
+		{"nope.txt: No such file or directory (os error 2)\n", errs.NotFound, "nope.txt: No such file or directory (os error 2)"},
 		{"No files were searched, which means ripgrep probably applied a filter you didn't expect.\nRunning with --debug will show why files are being skipped.\n",
 			CodeRg, "No files were searched, which means ripgrep probably applied a filter you didn't expect."},
 		{"error: Invalid value for '--after-context <NUM>': invalid digit found in string\n\nUSAGE:\n    \n    rg [OPTIONS] PATTERN [PATH ...]\n    rg [OPTIONS] --help\n\nFor more information try --help\n",
 			CodeRg, "Invalid value for '--after-context <NUM>': invalid digit found in string"},
 		{"a: denied\nb: denied\nc: denied\nd: denied\n", CodeRg, "a: denied; b: denied; c: denied (and more)"},
+		{"a: Permission denied (os error 13)\n", errs.PermissionDenied, "a: Permission denied (os error 13)"},
+		{"a: Permission denied (os error 13)\nb: No such file or directory (os error 2)\n", CodeRg, "a: Permission denied (os error 13); b: No such file or directory (os error 2)"},
 		// ripgrep names files as they are: control characters and bytes that
 		// are not UTF-8 never reach the terminal raw.
-		{"miss\x1b[2Jing\x01\xff.txt: No such file or directory (os error 2)\n", CodeRg, `miss\x1b[2Jing\x01\xff.txt: No such file or directory (os error 2)`},
+		{"miss\x1b[2Jing\x01\xff.txt: No such file or directory (os error 2)\n", errs.NotFound, `miss\x1b[2Jing\x01\xff.txt: No such file or directory (os error 2)`},
 		{"regex parse error:\n    (\x1b[2J\n    ^\nerror: unclosed group\n", CodeInvalidPattern, `regex parse error: unclosed group in (\x1b[2J`},
 		{"", CodeRg, "ripgrep failed without a message (exit status 2)"},
 	} {

@@ -82,9 +82,10 @@ func outputSchema[T any]() *jsonschema.Schema {
 }
 
 // failureText is the text content of a failure: the one line the CLI
-// prints, "CODE: MESSAGE", with the hint after it.
+// prints, "CODE: MESSAGE" with the code in lower_snake (a seed's spelling
+// stays in structuredContent), and the hint after it.
 func failureText(f Failure) string {
-	s := f.Error.Code + ": " + f.Error.Message
+	s := errs.Snake(f.Error.Code) + ": " + f.Error.Message
 	if f.Error.Hint != "" {
 		s += " (" + f.Error.Hint + ")"
 	}
