@@ -14,6 +14,8 @@
 //	agentab figures LOG...           the figures of recorded sessions (session.jsonl.gz)
 //	agentab execbound                what Codex hands its model whole of a carrier's output, per model and max_output_tokens
 //	agentab mcpcosts                 the per-request tokens of rowkit mcp's tool schemas as each client sends them (bench/out/rowkit)
+//	agentab probe [-rowkit BIN] [-trees DIR] [-show]
+//	                                 the tokens of fixed requests of the diet: MCP calls, router shell scripts, MCP tool definitions
 //	agentab costs LOG...             the tokens of each tool definition and of the instructions, first and last request
 //	agentab show LOG...              a recorded session as the model saw it: each request's new outputs, each reply
 //	agentab table [-sessions DIR]    the Markdown table of every recorded session's figures
@@ -122,6 +124,17 @@ func main() {
 		out, err := mcpCosts(ctx, bin)
 		check(err)
 		fmt.Print(out)
+	case "probe":
+		fs := flag.NewFlagSet("probe", flag.ExitOnError)
+		rowkit := fs.String("rowkit", "bench/out/rowkit", "the rowkit binary")
+		trees := fs.String("trees", "bench/out/probe", "where the task trees are kept")
+		show := fs.Bool("show", false, "print each text too")
+		fs.Parse(os.Args[2:])
+		bin, err := filepath.Abs(*rowkit)
+		check(err)
+		dir, err := filepath.Abs(*trees)
+		check(err)
+		check(probeAll(ctx, bench, bin, dir, *show))
 	case "costs":
 		for _, p := range os.Args[2:] {
 			reqs, err := loadSession(p)

@@ -552,7 +552,8 @@ var rowLine = regexp.MustCompile(`^(?:"((?:[^"\\]|\\.)*)":)?(\d+):([0-9a-f]{4}) 
 
 // rowsShown are the rows of path in the outputs r carries, the latest
 // for each line: rows of hread and read_file (whose path is the call's),
-// of hgrep and search and of edit reports (which name it). A line whose
+// of hgrep and edit reports (which name it on each row) and of MCP search
+// (which names it once, on a line above its rows). A line whose
 // hash does not match its text (an outline entry) is not a row.
 func (p *policy) rowsShown(r *agenttest.Request, path string) map[int]row {
 	out := map[int]row{}
@@ -565,12 +566,22 @@ func (p *policy) rowsShown(r *agenttest.Request, path string) map[int]row {
 		if s.Kind() == "edit" {
 			def = s.Edit
 		}
+		heading := "" // MCP search's: the path above a file's rows
 		for _, l := range strings.Split(o.Body(), "\n") {
 			m := rowLine.FindStringSubmatch(l)
 			if m == nil {
+				if s.Kind() == "search" && l != "" && l != "--" && !strings.HasPrefix(l, "[") {
+					heading = l
+					if strings.HasPrefix(l, `"`) && json.Unmarshal([]byte(l), &heading) != nil {
+						heading = ""
+					}
+				}
 				continue
 			}
 			f := def
+			if heading != "" {
+				f = heading
+			}
 			if m[1] != "" {
 				var q string
 				if json.Unmarshal([]byte(`"`+m[1]+`"`), &q) != nil {

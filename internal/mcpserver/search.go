@@ -35,7 +35,7 @@ func (s *Server) addSearch() {
 	register(s, &mcp.Tool{
 		Name:  "search",
 		Title: "Search the workspace",
-		Description: "Searches the contents of files (grep) with ripgrep, its regex syntax and ignore rules, and returns every matching line, and context lines, as a verified row \"PATH\":LINE:HASH TEXT, each once, in ripgrep's order. " +
+		Description: "Searches the contents of files (grep) with ripgrep, its regex syntax and ignore rules, and returns every matching line, and context lines, as verified rows LINE:HASH TEXT under their file's path, each once, in ripgrep's order; with context, -- separates runs of rows that are not adjacent. " +
 			"Bounded by 15,000 tokens: an incomplete result keeps the rows that fit and ends with a line [search: output_incomplete]; narrow the paths, glob or pattern to see the rest.",
 		InputSchema:  in,
 		OutputSchema: outputSchema[grep.Result](),
@@ -87,11 +87,11 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in Search
 		b.MaxBytes = bound
 		b.Reserve = max(len(searchStopped(b, true)), len(searchStopped(b, false)))
 	}
-	res, err := grep.Collect(ctx, plan, grep.Config{Root: r.ws, Budget: b, LookupEnv: s.env})
+	res, err := grep.Collect(ctx, plan, grep.Config{Root: r.ws, Budget: b, LookupEnv: s.env, Grouped: !s.structured})
 	if err != nil {
 		return nil, nil, err
 	}
-	text := s.searchWithin(res, b, bound)
+	text := s.searchWithin(res, b, bound, in.Context > 0)
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, res, nil
 }
 
@@ -106,15 +106,16 @@ func searchStopped(b rows.Budget, bytes bool) string {
 // after the rows (paths skipped, ripgrep's message) take more than the
 // room kept for them. What is cut is rows from the end, and res then says
 // that the byte bound stopped it.
-func (s *Server) searchWithin(res *grep.Result, b rows.Budget, bound int) string {
+func (s *Server) searchWithin(res *grep.Result, b rows.Budget, bound int, context bool) string {
+	print := func(r *grep.Result) string { return grep.GroupedText(r, context) }
 	size := func(r *grep.Result) int {
 		if s.structured {
 			j, _ := encode(r)
 			return len(j)
 		}
-		return len(grep.Text(r))
+		return len(print(r))
 	}
-	text := grep.Text(res) // formatted once when it fits
+	text := print(res) // formatted once when it fits
 	if bound <= 0 || !s.structured && len(text) <= bound || s.structured && size(res) <= bound {
 		return text
 	}
@@ -136,5 +137,5 @@ func (s *Server) searchWithin(res *grep.Result, b rows.Budget, bound int) string
 			res.Skipped = append(skipped[:n:n], fmt.Sprintf("%d more paths skipped", len(skipped)-n))
 		}
 	}
-	return grep.Text(res)
+	return print(res)
 }
