@@ -54,7 +54,7 @@ func (s *Server) readFile(ctx context.Context, req *mcp.CallToolRequest, in Read
 		// The reader's own codes and shape for a path no root holds,
 		// as for one it refuses itself.
 		res, _ = read.Refused(read.Input{Path: in.Path, Offset: in.Offset, Limit: in.Limit}, err)
-		text = read.Format(res, read.FormatRows)
+		text = read.Brief(res, in.Limit != nil)
 	} else {
 		res, text = s.readView(ctx, r, read.Input{Path: rel, Offset: in.Offset, Limit: in.Limit}, s.resultBytes(req))
 	}
@@ -79,7 +79,7 @@ func (s *Server) readFile(ctx context.Context, req *mcp.CallToolRequest, in Read
 func (s *Server) readView(ctx context.Context, r root, in read.Input, bound int) (*read.Result, []byte) {
 	if bound <= 0 {
 		res, _ := read.Read(ctx, r.ws, in, read.Options{Budget: readViewBudget})
-		return res, read.Format(res, read.FormatRows)
+		return res, read.Brief(res, in.Limit != nil)
 	}
 	var res *read.Result
 	var text []byte
@@ -88,7 +88,7 @@ func (s *Server) readView(ctx context.Context, r root, in read.Input, bound int)
 		b.MaxBytes = room
 		lim := read.Limits{MaxViewBytes: min(read.DefaultLimits.MaxViewBytes, room)}
 		res, _ = read.Read(ctx, r.ws, in, read.Options{Limits: lim, Budget: read.Tokens(b)})
-		text = read.Format(res, read.FormatRows)
+		text = read.Brief(res, in.Limit != nil)
 		if s.structured {
 			return len(read.JSON(res)) - 1 // without its newline, as the result carries it
 		}

@@ -1,11 +1,14 @@
 package mcpserver
 
 import (
+	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rowkit/rowkit/internal/read"
 )
 
 // TestTextResults: a default server (what agent clients get) answers
@@ -43,6 +46,16 @@ func TestTextResults(t *testing.T) {
 		if tc.cli != nil {
 			out, _ := cli(t, root, tc.cli...)
 			want = string(out)
+		}
+		if tc.tool == "read_file" {
+			// The CLI's view in brief: its rows, then only what the
+			// model cannot know.
+			out, _ := cli(t, root, append(tc.cli, "--format", "json")...)
+			var res read.Result
+			if err := json.Unmarshal(out, &res); err != nil {
+				t.Fatal(err)
+			}
+			want = string(read.Brief(&res, tc.args["limit"] != nil))
 		}
 		got := text(res)
 		if tc.tool == "search" {
