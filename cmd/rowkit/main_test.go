@@ -44,6 +44,10 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	"genlong":    cmdGenlong,
 }
 
+// scriptSetups prepare every script's environment; test files of other
+// commands add theirs in an init function.
+var scriptSetups []func(env *testscript.Env) error
+
 // scriptConds are the conditions scripts may test with [NAME].
 var scriptConds = map[string]func() bool{
 	"root": func() bool { return os.Geteuid() == 0 },
@@ -54,6 +58,14 @@ var scriptConds = map[string]func() bool{
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: "../../testdata/script",
+		Setup: func(env *testscript.Env) error {
+			for _, f := range scriptSetups {
+				if err := f(env); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
 		Condition: func(cond string) (bool, error) {
 			if f, ok := scriptConds[cond]; ok {
 				return f(), nil

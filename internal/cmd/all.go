@@ -9,6 +9,7 @@ var All = []*cli.Command{
 	Hread,
 	Read,
 	Grep,
+	Symbol,
 	Review,
 	Inspect,
 	Patch,

@@ -135,6 +135,7 @@ func runMCP(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return asGiven(err, given)
 	}
+	defer srv.Close()
 	env.Stderr.Write([]byte(srv.Banner() + "\n"))
 	return srv.ServeStdio(ctx, env.Stdin, env.Stdout)
 }

@@ -25,6 +25,9 @@ var (
 		// the reasons of a rejected script's failures
 		"script-syntax", "row-missing", "row-stale", "occurrence-missing", "invalid-count", "target-order",
 		"edit-conflict", "active-file", "initialization", "file-path", "language-syntax"}
+	symbolCodes = []string{NotFound, NotRegular, NotUTF8, Read, Outside, Changed, Cancelled, Incomplete,
+		"row_stale", "row_missing", "symbol_missing", "unsupported", "server_missing", "server_failed",
+		"server_crashed", "server_timeout", "index_incomplete"}
 	reviewCodes = []string{"E_REPO_NOT_FOUND", "E_NOT_A_REPO", "E_UNSAFE_REPOSITORY", "E_BARE_REPOSITORY",
 		"E_BASE_REF_UNKNOWN", "E_REPO_EXEC_CONFIG", "E_GIT_FAILED", "E_GIT_TIMEOUT", "E_INTERNAL", Cancelled, Outside}
 )
@@ -37,6 +40,9 @@ var Vocabularies = []Vocabulary{
 	{"hread", []string{Usage, NotFound, PermissionDenied, NotRegular, NotUTF8, "bad_range", "past_eof", Read, Write, Cancelled, Incomplete, Outside}},
 	{"read", join([]string{Usage, Write}, readCodes)},
 	{"grep", join([]string{Usage, Write}, grepCodes)},
+	// hsymbol also answers broker_failed: its broker is a process of its
+	// own; the MCP tool keeps its servers in the server.
+	{"symbol", join([]string{Usage, Write, "broker_failed"}, symbolCodes)},
 	{"review", join([]string{"E_USAGE", "E_CONFIG", "E_VALIDATION_UNKNOWN", Write}, reviewCodes)},
 	{"inspect", join([]string{Usage, Write}, inspectCodes)},
 	{"patch", join([]string{Usage, Read, Write, TooLarge}, patchCodes)},
@@ -56,6 +62,7 @@ var Vocabularies = []Vocabulary{
 	// (a NUL byte), outside_workspace otherwise.
 	{"mcp:search", join([]string{Usage, NotFound}, grepCodes)},
 	{"mcp:edit", join([]string{Usage}, patchCodes)},
+	{"mcp:symbol", join([]string{Usage}, symbolCodes)},
 	{"mcp:inspect_repository", join([]string{Usage}, reviewCodes)},
 	{"mcp:run_validations", join([]string{Usage, "E_CONFIG", "E_VALIDATION_UNKNOWN"}, reviewCodes)},
 }

@@ -46,12 +46,14 @@ var packageTools = map[string][]string{
 	"review":    {"review", "mcp:inspect_repository", "mcp:run_validations"},
 	"patch":     {"patch", "mcp:edit"},
 	"workspace": {"inspect", "read", "patch", "recover", "grep", "mcp:inspect_file", "mcp:read_file", "mcp:edit", "mcp:search", "mcp:inspect_repository"},
-	"cli":       {"hread", "read", "grep", "review", "inspect", "patch", "recover", "mcp", "link", "help", "router", "carrier"},
-	"cmd":       {"hread", "read", "grep", "review", "inspect", "patch", "recover", "mcp", "link", "help", "router", "carrier"},
+	"cli":       {"hread", "read", "grep", "review", "inspect", "patch", "recover", "mcp", "link", "help", "router", "carrier", "symbol"},
+	"cmd":       {"hread", "read", "grep", "review", "inspect", "patch", "recover", "mcp", "link", "help", "router", "carrier", "symbol"},
 	"router":    {"router"},
 	"txn":       {"patch", "recover", "carrier", "mcp:edit"},
 	"mcpserver": {"mcp:inspect_file", "mcp:read_file", "mcp:search", "mcp:edit", "mcp:inspect_repository", "mcp:run_validations"},
 	"rows":      {"hread", "grep", "read", "patch"},
+	"symbol":    {"symbol", "mcp:symbol"},
+	"lsp":       {"symbol", "mcp:symbol"},
 }
 
 // notAnswered are codes a package defines that no tool answers with: the

@@ -388,7 +388,7 @@ func TestToolsDeclareResultSize(t *testing.T) {
 			t.Errorf("%s: _meta %v", tool.Name, tool.Meta)
 		}
 	}
-	if len(res.Tools) != 6 {
+	if len(res.Tools) != 7 {
 		t.Errorf("%d tools", len(res.Tools))
 	}
 }

@@ -73,7 +73,7 @@ func codexClient() agentClient {
 		find: func() []agenttest.Item {
 			var items []agenttest.Item
 			for _, q := range toolSearches {
-				items = append(items, agenttest.Object{"type": "tool_search_call", "call_id": "find-" + q.tool, "execution": "client",
+				items = append(items, agenttest.Object{"type": "tool_search_call", "call_id": "find-" + strings.ReplaceAll(q.query, " ", "-"), "execution": "client",
 					"status": "completed", "arguments": map[string]any{"query": q.query}})
 			}
 			return items
@@ -88,7 +88,7 @@ func codexClient() agentClient {
 
 func claudeClient() agentClient {
 	tools := []string{}
-	for _, n := range []string{"read_file", "search", "inspect_file", "edit", "inspect_repository", "run_validations"} {
+	for _, n := range []string{"read_file", "search", "inspect_file", "edit", "inspect_repository", "run_validations", "symbol"} {
 		tools = append(tools, "mcp__rowkit__"+n)
 	}
 	return agentClient{
@@ -102,7 +102,7 @@ func claudeClient() agentClient {
 		find: func() []agenttest.Item {
 			items := []agenttest.Item{agenttest.Call{ID: "load", Name: "ToolSearch", Args: map[string]any{"query": "select:" + strings.Join(tools, ",")}}}
 			for _, q := range toolSearches {
-				items = append(items, agenttest.Call{ID: "find-" + q.tool, Name: "ToolSearch", Args: map[string]any{"query": q.query}})
+				items = append(items, agenttest.Call{ID: "find-" + strings.ReplaceAll(q.query, " ", "-"), Name: "ToolSearch", Args: map[string]any{"query": q.query}})
 			}
 			return items
 		}(),
@@ -124,6 +124,9 @@ var toolSearches = []struct{ query, tool string }{
 	{"edit file", "edit"},
 	{"git changes", "inspect_repository"},
 	{"run tests", "run_validations"},
+	{"go to definition", "symbol"},
+	{"find references", "symbol"},
+	{"find symbol", "symbol"},
 }
 
 func goroot(t testing.TB) string {
@@ -304,12 +307,13 @@ func testAgentClient(t *testing.T, c agentClient, bin, src string) {
 		// The namespace Codex lists before any tool search: the start
 		// of the server instructions, which must name the tools.
 		dev := string(s.Turns()[0].Body)
-		if !strings.Contains(dev, `- mcp__rowkit: rowkit reads, searches, outlines and edits the files of this workspace (read_file, search, inspect_file, edit) and lists what changed in a git repository (inspect_repository).`) {
-			t.Errorf("Codex's deferred namespace line does not name rowkit's tools")
+		if !strings.Contains(dev, `- mcp__rowkit: rowkit reads, searches, outlines and edits the files of this workspace (read_file, search, inspect_file, edit), finds definitions, references and symbols (symbol) and lists what changed in a git repository (inspect_repository).`) {
+			i := strings.Index(dev, "- mcp__rowkit:")
+			t.Errorf("Codex's deferred namespace line does not name rowkit's tools: %.400s", dev[max(i, 0):])
 		}
 	}
 	for _, q := range toolSearches {
-		if first := firstFound(t, got("find-"+q.tool)); first != q.tool && first != "mcp__rowkit__"+q.tool {
+		if first := firstFound(t, got("find-"+strings.ReplaceAll(q.query, " ", "-"))); first != q.tool && first != "mcp__rowkit__"+q.tool {
 			t.Errorf("the first tool a search for %q found is %q, not rowkit's %s", q.query, first, q.tool)
 		}
 	}

@@ -2,9 +2,12 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"fmt"
+	"github.com/rowkit/rowkit/internal/symbol/symboltest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -78,6 +81,7 @@ func e2eCalls(root string) map[string]e2eCall {
 		"read_file":          {"read_file", map[string]any{"path": "b.txt"}},
 		"search":             {"search", map[string]any{"pattern": "alpha"}},
 		"edit":               {"edit", map[string]any{"script": "in b.txt\ntype 1:8ed3 \"ALPHA\"\n"}},
+		"symbol":             {"symbol", map[string]any{"op": "find", "query": "A", "paths": []string{"a.go"}}},
 	}
 }
 
@@ -118,6 +122,7 @@ func TestEndToEndTypeScriptClient(t *testing.T) {
 	plain.Calls = append(plain.Calls,
 		e2eCall{"inspect_repository", map[string]any{"repo_path": "/etc"}},
 		e2eCall{"inspect_repository", map[string]any{"repo_path": ".", "detail": "everything"}},
+		calls["symbol"],
 	)
 	allowed.Calls = append(allowed.Calls, calls["run_validations"], calls["inspect_file"], calls["read_file"], calls["search"],
 		e2eCall{"edit", map[string]any{"script": "in b.txt\ntype 2:6391 \"B\"\n", "dry_run": true}},
@@ -127,7 +132,10 @@ func TestEndToEndTypeScriptClient(t *testing.T) {
 	write(t, specFile, string(spec))
 
 	cmd := exec.Command(node, filepath.Join("testdata", "e2e", "client.mjs"), specFile)
-	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(repoRoot(t), "node_modules"))
+	// The servers' PATH is rowkit mcp's, which the client passes on: the
+	// symbol tool's call reaches gopls.
+	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(repoRoot(t), "node_modules"),
+		"PATH="+strings.Join(append(symboltest.Bins(), os.Getenv("PATH")), string(filepath.ListSeparator)))
 	cmd.Dir = "."
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -178,8 +186,11 @@ func TestEndToEndTypeScriptClient(t *testing.T) {
 			t.Errorf("%s: readOnlyHint %v", tool.Name, tool.Annotations["readOnlyHint"])
 		}
 	}
-	if len(p.Tools) != 5 {
-		t.Errorf("%d tools listed without an allowlist, want inspect_repository, inspect_file, read_file, search, edit", len(p.Tools))
+	if len(p.Tools) != 6 {
+		t.Errorf("%d tools listed without an allowlist, want inspect_repository, inspect_file, read_file, search, edit, symbol", len(p.Tools))
+	}
+	if r := p.Results[7]; r.IsError || len(r.Content) != 1 || !regexp.MustCompile(`^"a.go":3:[0-9a-f]{4} func A\(\) \{`).MatchString(fmt.Sprint(r.Content[0]["text"])) {
+		t.Errorf("symbol: %+v, want the definition row of A", r)
 	}
 	for i, c := range plain.Calls[:5] {
 		r := p.Results[i]

@@ -30,7 +30,7 @@ var checkOutputs = false
 // objects at twice the tokens. Unless the server is structured
 // (Options.Structured), these tools declare no output schema and return
 // their text content alone: the model reads it verbatim.
-var modelText = map[string]bool{"read_file": true, "search": true, "inspect_file": true, "edit": true}
+var modelText = map[string]bool{"read_file": true, "search": true, "inspect_file": true, "edit": true, "symbol": true}
 
 // searchHints are the words Claude Code's ToolSearch matches a tool by,
 // beside its name and description (the tool's _meta
@@ -44,6 +44,7 @@ var searchHints = map[string]string{
 	"edit":               "edit patch replace insert write create move delete files",
 	"inspect_repository": "git status diff changes changed files",
 	"run_validations":    "run tests build lint checks validations",
+	"symbol":             "go to definition find references find symbol usages callers implementations hover type definition navigate code language server LSP",
 }
 
 // checkCodes, when set (by the tests), sees the structuredContent of every

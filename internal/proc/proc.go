@@ -69,6 +69,11 @@ type Spec struct {
 	// gets when this one dies: the shell's guardian, whose work starts
 	// then. Timeout, Stop and a cancelled context still stop it.
 	Outlive bool
+	// Session starts the process in a session of its own (setsid) rather
+	// than only a process group: a daemon started on purpose (the symbol
+	// broker), which no terminal hang-up or clean-up of its starter's
+	// session or group reaches. With Outlive it survives its starter.
+	Session bool
 
 	Stdin io.Reader // nil: /dev/null
 	// Stdout and Stderr receive the streams. A nil Stdout gives the caller
@@ -160,6 +165,10 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if s.Outlive {
 		cmd.SysProcAttr.Pdeathsig = 0
+	}
+	if s.Session {
+		// A session leader is also the leader of a new group.
+		cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Setsid = false, true
 	}
 	p := &Process{cmd: cmd, grace: s.Grace, exited: make(chan struct{}), done: make(chan struct{})}
 	if p.grace <= 0 {
