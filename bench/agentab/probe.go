@@ -123,7 +123,12 @@ func probeAll(ctx context.Context, bench, rowkit, trees string, show bool) error
 	}
 	sum := 0
 	for _, t := range lt.Tools {
-		b, _ := json.Marshal(map[string]any{"name": "mcp__rowkit__" + t.Name, "description": t.Description, "input_schema": t.InputSchema})
+		// As Claude Code's JSON.stringify writes it: no HTML escapes.
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		enc.Encode(map[string]any{"name": "mcp__rowkit__" + t.Name, "description": t.Description, "input_schema": t.InputSchema})
+		b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 		n := tokens.Count(string(b))
 		sum += n
 		fmt.Printf("%6d  tool %s\n", n, t.Name)

@@ -87,8 +87,9 @@ func codexClient() agentClient {
 }
 
 func claudeClient() agentClient {
+	// The tools that are not loaded from the first request (alwaysLoad).
 	tools := []string{}
-	for _, n := range []string{"read_file", "search", "inspect_file", "edit", "inspect_repository", "run_validations", "symbol"} {
+	for _, n := range []string{"inspect_repository", "run_validations"} {
 		tools = append(tools, "mcp__rowkit__"+n)
 	}
 	return agentClient{
@@ -102,6 +103,9 @@ func claudeClient() agentClient {
 		find: func() []agenttest.Item {
 			items := []agenttest.Item{agenttest.Call{ID: "load", Name: "ToolSearch", Args: map[string]any{"query": "select:" + strings.Join(tools, ",")}}}
 			for _, q := range toolSearches {
+				if alwaysLoad[q.tool] {
+					continue // offered from the first request: nothing to find
+				}
 				items = append(items, agenttest.Call{ID: "find-" + strings.ReplaceAll(q.query, " ", "-"), Name: "ToolSearch", Args: map[string]any{"query": q.query}})
 			}
 			return items
@@ -312,7 +316,20 @@ func testAgentClient(t *testing.T, c agentClient, bin, src string) {
 			t.Errorf("Codex's deferred namespace line does not name rowkit's tools: %.400s", dev[max(i, 0):])
 		}
 	}
+	if c.name == "claude" {
+		// The tools of every task are offered from the first request,
+		// the others behind ToolSearch.
+		first := s.Turns()[0]
+		for _, n := range []string{"read_file", "search", "inspect_file", "edit", "symbol", "inspect_repository"} {
+			if _, ok := first.Tool("mcp__rowkit__" + n); ok != alwaysLoad[n] {
+				t.Errorf("Claude Code's first request offers %s: %v, want %v", n, ok, alwaysLoad[n])
+			}
+		}
+	}
 	for _, q := range toolSearches {
+		if c.name == "claude" && alwaysLoad[q.tool] {
+			continue
+		}
 		if first := firstFound(t, got("find-"+strings.ReplaceAll(q.query, " ", "-"))); first != q.tool && first != "mcp__rowkit__"+q.tool {
 			t.Errorf("the first tool a search for %q found is %q, not rowkit's %s", q.query, first, q.tool)
 		}

@@ -12,9 +12,9 @@ import (
 
 // ReadFileInput is the arguments of read_file.
 type ReadFileInput struct {
-	Path   string `json:"path" jsonschema:"the file or directory to read: a path relative to the first workspace root, or an absolute path inside a root"`
-	Offset *int   `json:"offset,omitempty" jsonschema:"first line to show, one-based (default 1)"`
-	Limit  *int   `json:"limit,omitempty" jsonschema:"most lines to show (default and ceiling 2000)"`
+	Path   string `json:"path"`
+	Offset *int   `json:"offset,omitempty"`
+	Limit  *int   `json:"limit,omitempty"`
 }
 
 func (s *Server) addReadFile() {
@@ -25,8 +25,8 @@ func (s *Server) addReadFile() {
 	register(s, &mcp.Tool{
 		Name:  "read_file",
 		Title: "Read a file as verified rows",
-		Description: "Reads a text file (or a directory listing, a notebook, an image) as verified rows LINE:HASH TEXT: copy a LINE:HASH into an edit to target that exact line. " +
-			"Bounded: at most limit lines (2,000), 50 KiB and 15,000 tokens per view; a last note [read:continue] names the offset that reads on. Binary files are refused with a note, never dumped.",
+		Description: "Reads a file or directory as rows LINE:HASH TEXT, edit's targets. " +
+			"Part of a file ends with (N lines); a view cut at 2,000 lines, 50 KiB or 15,000 tokens ends with [read:continue] and its offset.",
 		InputSchema:  in,
 		OutputSchema: outputSchema[read.Result](),
 		Annotations: &mcp.ToolAnnotations{

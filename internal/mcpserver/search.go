@@ -13,16 +13,16 @@ import (
 
 // SearchInput is the arguments of search.
 type SearchInput struct {
-	Pattern  string   `json:"pattern,omitempty" jsonschema:"a regular expression (ripgrep syntax), or a literal string with fixed; give pattern or patterns"`
-	Patterns []string `json:"patterns,omitempty" jsonschema:"several patterns; a line matching any of them is a match"`
-	Paths    []string `json:"paths,omitempty" jsonschema:"files or directories to search, relative to the first workspace root or absolute inside a root; none searches the whole first root"`
-	Glob     []string `json:"glob,omitempty" jsonschema:"include (or with a leading ! exclude) files whose path matches, e.g. *.go or !vendor/**"`
-	Type     []string `json:"type,omitempty" jsonschema:"ripgrep file types to search, e.g. go, py, js"`
-	Case     string   `json:"case,omitempty" jsonschema:"sensitive (default), insensitive, or smart (insensitive unless a pattern has an upper-case letter)"`
-	Fixed    bool     `json:"fixed,omitempty" jsonschema:"treat the patterns as literal strings"`
-	Word     bool     `json:"word,omitempty" jsonschema:"match whole words only"`
-	Context  int      `json:"context,omitempty" jsonschema:"rows of context before and after each matched row"`
-	MaxCount int      `json:"max_count,omitempty" jsonschema:"stop searching a file after this many matching lines; 0 means no limit"`
+	Pattern  string   `json:"pattern,omitempty" jsonschema:"a regex"`
+	Patterns []string `json:"patterns,omitempty"`
+	Paths    []string `json:"paths,omitempty"`
+	Glob     []string `json:"glob,omitempty" jsonschema:"e.g. *.go"`
+	Type     []string `json:"type,omitempty" jsonschema:"e.g. go"`
+	Case     string   `json:"case,omitempty"`
+	Fixed    bool     `json:"fixed,omitempty"`
+	Word     bool     `json:"word,omitempty"`
+	Context  int      `json:"context,omitempty"`
+	MaxCount int      `json:"max_count,omitempty"`
 }
 
 func (s *Server) addSearch() {
@@ -35,8 +35,9 @@ func (s *Server) addSearch() {
 	register(s, &mcp.Tool{
 		Name:  "search",
 		Title: "Search the workspace",
-		Description: "Searches the contents of files (grep) with ripgrep, its regex syntax and ignore rules, and returns every matching line, and context lines, as verified rows LINE:HASH TEXT under their file's path, each once, in ripgrep's order; with context, -- separates runs of rows that are not adjacent. " +
-			"Bounded by 15,000 tokens: an incomplete result keeps the rows that fit and ends with a line [search: output_incomplete]; narrow the paths, glob or pattern to see the rest.",
+		Description: "Searches code (grep) with ripgrep: matching lines as rows LINE:HASH TEXT under each file's path. " +
+			"To see a function, outline it or look it up (symbol) and read its span, not wide context. " +
+			"Past 15,000 tokens: [search: output_incomplete].",
 		InputSchema:  in,
 		OutputSchema: outputSchema[grep.Result](),
 		Annotations: &mcp.ToolAnnotations{
