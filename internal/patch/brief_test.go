@@ -42,7 +42,7 @@ func TestBriefMatchesTheParser(t *testing.T) {
 			t.Errorf("%q: %+v", s, fails)
 		}
 	}
-	if !slices.ContainsFunc(strings.Split(Brief, "\n"), func(l string) bool { return strings.HasPrefix(l, "TARGET is ROW (LINE:HASH") }) {
+	if !slices.ContainsFunc(strings.Split(Brief, "\n"), func(l string) bool { return strings.HasPrefix(l, "TARGET is ROW (a LINE:HASH") }) {
 		t.Error("Brief does not say what a ROW is")
 	}
 }
