@@ -40,14 +40,15 @@ const hpatchDescription = "Edits files with an HPATCH/2 script, all or none; FRE
 func shellDescription(tokens int) string {
 	bound := OutputBound(tokens)
 	head := shell.NewOutput(io.Discard, bound).Room()
-	return "Run a bash script in the working directory; the result is its stdout and stderr together and " +
-		"its exit status. FREEFORM: send the script itself, not JSON. These commands print verified rows " +
-		"LINE:HASH TEXT: `hread PATH [START:END]` (a file, or lines of it), `hgrep PATTERN [PATH...]` " +
-		"(ripgrep; rows \"PATH\":LINE:HASH TEXT), `inspect_file PATH` (an outline as JSON whose spans are " +
-		"rows) and `hpatch <<'EOF' ... EOF` (an HPATCH/2 script). Output over " + errs.Thousands(bound) +
+	return "Run a bash script in the working directory (a login shell, as Codex runs commands); the " +
+		"result is its stdout and stderr together and its exit status. FREEFORM: send the script itself, " +
+		"not JSON. These commands are on its PATH and print verified rows LINE:HASH TEXT: `hread PATH " +
+		"[START:END]` (a file, or lines of it), `hgrep PATTERN [PATH...]` (ripgrep; rows " +
+		"\"PATH\":LINE:HASH TEXT), `inspect_file PATH` (an outline as JSON whose spans are rows) and " +
+		"`hpatch <<'EOF' ... EOF` (an HPATCH/2 script). Output over " + errs.Thousands(bound) +
 		" bytes keeps its head and tail and says what it left out; hread, hgrep and inspect_file stop at a " +
 		"whole row within the first " + errs.Thousands(head) + " bytes and say how to go on. Processes the " +
-		"script starts end with it (`setsid -f CMD >LOG 2>&1` detaches one). A run over 30 s returns a " +
+		"script leaves running are stopped when it ends (`setsid -f CMD >LOG 2>&1` detaches one). A run over 30 s returns a " +
 		"session ID to poll with write_stdin. The calls of one response run at the same time.\n\n" + Guidance
 }
 
