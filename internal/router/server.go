@@ -95,9 +95,9 @@ func Preflight(c *Carrier, rg string, rgErr error) error {
 }
 
 // checkTools checks that the tools the router offers are the built-in
-// ones and agree with the carrier: the grammar, the one guidance text in
-// both descriptions, the output bound the carrier sets, and every private
-// command named.
+// ones and agree with the carrier, for each tool output policy: the
+// grammar, HPATCH/2 in hpatch's description, the output bound the carrier
+// sets, and every private command named.
 func checkTools() error {
 	for _, tokens := range []int{codex.FallbackPolicy, codex.CataloguePolicy} {
 		var h, s struct {
@@ -113,12 +113,12 @@ func checkTools() error {
 			return errs.New(CodeStartup, "the hpatch tool does not carry the built-in grammar")
 		case h.Description != hpatchDescription || s.Description != shellDescription(tokens) || s.Name != ToolShell:
 			return errs.New(CodeStartup, "a tool description is not the built-in one")
-		case !strings.Contains(h.Description, patch.Brief) || !strings.Contains(s.Description, Guidance):
-			return errs.New(CodeStartup, "a tool description does not carry HPATCH/2 or rowkit's guidance")
+		case !strings.Contains(h.Description, patch.Brief):
+			return errs.New(CodeStartup, "the hpatch description does not carry HPATCH/2")
 		case !strings.Contains(s.Description, errs.Thousands(OutputBound(tokens))+" bytes"):
 			return errs.New(CodeStartup, "the shell description does not name the carrier's output bound")
 		}
-		for _, c := range []string{"hread", "hgrep", "inspect_file", "hpatch"} {
+		for _, c := range []string{"hread", "hgrep", "inspect_file", "hsymbol", "hpatch"} {
 			if !strings.Contains(s.Description, "`"+c) {
 				return errs.Errorf(CodeStartup, "the shell description does not name %s", c)
 			}

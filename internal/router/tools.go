@@ -13,11 +13,12 @@ import (
 
 // Guidance is rowkit's central guidance: how to work with verified rows.
 // It is one text, used where Codex's base instructions told the model to
-// use apply_patch and in the shell tool's description, so that the model
-// reads the same words everywhere.
+// use apply_patch. The tool descriptions, sent with every request too, do
+// not repeat it.
 const Guidance = "Work in `shell` and edit with `hpatch`. To see a function, outline its file with " +
-	"`inspect_file PATH` and read its span with `hread PATH START:END`, rather than `hgrep` with wide " +
-	"context; find code with `hgrep PATTERN [PATH...]`. Every row prints as `LINE:HASH TEXT`: copy " +
+	"`inspect_file PATH` or find its definition with `hsymbol def PATH ROW NAME`, and read its span with " +
+	"`hread PATH START:END`, rather than `hgrep` with wide context; find code with `hgrep PATTERN " +
+	"[PATH...]`, references with `hsymbol refs`. Every row prints as `LINE:HASH TEXT`: copy " +
 	"`LINE:HASH` exactly as the target of an `hpatch` edit. Create and edit files only with `hpatch`, " +
 	"never with `cat`, `sed -i`, redirections or Python; formatting commands and bulk mechanical " +
 	"rewrites may still run in `shell`."
@@ -25,8 +26,8 @@ const Guidance = "Work in `shell` and edit with `hpatch`. To see a function, out
 // hpatchDescription is the hpatch tool's description: the router's own
 // words (where the script goes, what comes back, the concurrency of
 // Codex's calls), then HPATCH/2 as every model's tool text teaches it
-// (patch.Brief). The guidance is in the instructions and the shell's
-// description; the tools go out with every request.
+// (patch.Brief). The guidance is in the instructions: the tools go out
+// with every request too.
 const hpatchDescription = "Edits files with an HPATCH/2 script, all or none; FREEFORM (the script itself, " +
 	"not JSON), in place of apply_patch. The result shows the rows around each edit; a rejected script " +
 	"changes nothing and shows the current rows. Calls of one response run at once: put an edit and " +
@@ -44,12 +45,13 @@ func shellDescription(tokens int) string {
 		"result is its stdout and stderr together and its exit status. FREEFORM: send the script itself, " +
 		"not JSON. These commands are on its PATH and print verified rows LINE:HASH TEXT: `hread PATH " +
 		"[START:END]` (a file, or lines of it), `hgrep PATTERN [PATH...]` (ripgrep; rows " +
-		"\"PATH\":LINE:HASH TEXT), `inspect_file PATH` (an outline as JSON whose spans are rows) and " +
+		"\"PATH\":LINE:HASH TEXT), `inspect_file PATH` (an outline as JSON whose spans are rows), " +
+		"`hsymbol OP PATH ROW NAME` (the language server's def, refs, impl, hover, calls-in, calls-out) and " +
 		"`hpatch <<'EOF' ... EOF` (an HPATCH/2 script). Output over " + errs.Thousands(bound) +
-		" bytes keeps its head and tail and says what it left out; hread, hgrep and inspect_file stop at a " +
+		" bytes keeps its head and tail and says what it left out; hread, hgrep, hsymbol and inspect_file stop at a " +
 		"whole row within the first " + errs.Thousands(head) + " bytes and say how to go on. Processes the " +
 		"script leaves running are stopped when it ends (`setsid -f CMD >LOG 2>&1` detaches one). A run over 30 s returns a " +
-		"session ID to poll with write_stdin. The calls of one response run at the same time.\n\n" + Guidance
+		"session ID to poll with write_stdin. The calls of one response run at the same time."
 }
 
 // Grammar is HPATCH/2 as a Lark grammar in the dialect of OpenAI's custom

@@ -44,7 +44,7 @@ func TestToolShapes(t *testing.T) {
 		if len(s) != 3 || s["type"] != "custom" || s["name"] != "shell" {
 			t.Fatalf("shell tool: %v", s)
 		}
-		for _, want := range []string{"hread", "hgrep", "inspect_file", "hpatch", tc.bound, tc.head, "write_stdin", Guidance} {
+		for _, want := range []string{"hread", "hgrep", "inspect_file", "hsymbol", "hpatch", tc.bound, tc.head, "write_stdin"} {
 			if !strings.Contains(s["description"], want) {
 				t.Errorf("the shell description does not name %q", want)
 			}
@@ -55,7 +55,7 @@ func TestToolShapes(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"inspect_file", "hgrep", "hread", "LINE:HASH", "hpatch", "shell"} {
+	for _, want := range []string{"inspect_file", "hgrep", "hread", "hsymbol", "LINE:HASH", "hpatch", "shell"} {
 		if !strings.Contains(Guidance, want) {
 			t.Errorf("the guidance does not name %q", want)
 		}
