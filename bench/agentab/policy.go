@@ -405,7 +405,9 @@ func shellCommand(cfg Config, s Step) string {
 		return strings.Join(args, " ")
 	case "outline":
 		if cfg == CodexRouter {
-			return "inspect_file " + quote(s.Outline)
+			// As the router's guidance says: the outline as text, a line
+			// per entry (the seed's JSON is the default).
+			return "inspect_file --text " + quote(s.Outline)
 		}
 		return "rg -n -e " + quote(outlinePattern(s.Outline)) + " " + quote(s.Outline)
 	case "read":

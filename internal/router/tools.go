@@ -16,7 +16,7 @@ import (
 // use apply_patch. The tool descriptions, sent with every request too, do
 // not repeat it.
 const Guidance = "Work in `shell` and edit with `hpatch`. To see a function, outline its file with " +
-	"`inspect_file PATH` or find its definition with `hsymbol def PATH ROW NAME`, and read its span with " +
+	"`inspect_file --text PATH` or find its definition with `hsymbol def PATH ROW NAME`, and read its span with " +
 	"`hread PATH START:END`, rather than `hgrep` with wide context; find code with `hgrep PATTERN " +
 	"[PATH...]`, references with `hsymbol refs`. Every row prints as `LINE:HASH TEXT`: copy " +
 	"`LINE:HASH` exactly as the target of an `hpatch` edit. Create and edit files only with `hpatch`, " +
@@ -45,7 +45,7 @@ func shellDescription(tokens int) string {
 		"result is its stdout and stderr together and its exit status. FREEFORM: send the script itself, " +
 		"not JSON. These commands are on its PATH and print verified rows LINE:HASH TEXT: `hread PATH " +
 		"[START:END]` (a file, or lines of it), `hgrep PATTERN [PATH...]` (ripgrep; rows " +
-		"\"PATH\":LINE:HASH TEXT), `inspect_file PATH` (an outline as JSON whose spans are rows), " +
+		"\"PATH\":LINE:HASH TEXT), `inspect_file [--text] PATH` (an outline whose spans are rows; JSON, or a line per entry), " +
 		"`hsymbol OP PATH ROW NAME` (the language server's def, refs, impl, hover, calls-in, calls-out) and " +
 		"`hpatch <<'EOF' ... EOF` (an HPATCH/2 script). Output over " + errs.Thousands(bound) +
 		" bytes keeps its head and tail and says what it left out; hread, hgrep, hsymbol and inspect_file stop at a " +
