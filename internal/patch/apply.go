@@ -174,10 +174,61 @@ func (pl *plan) checkSyntax(ctx context.Context, check Checker) ([]Failure, erro
 			Message: fmt.Sprintf("the new content does not parse: line %d: %s", line, msg), Proposed: prop}
 		if e != nil {
 			fail.Command, fail.Op, fail.Path = e.cmd.N, e.cmd.Op(), e.path
+			if x != nil {
+				fail.Message = f.syntaxMessage(e, x, line, msg)
+			}
+			if !f.created {
+				// The file's rows as they are around what the edit
+				// targeted: the targets of a retry, without a read.
+				fail.Rows = f.editContext(e)
+			}
 		}
 		fails = append(fails, fail)
 	}
 	return fails, nil
+}
+
+// syntaxMessage says where the parser stopped relative to the text edit e
+// wrote, in the new content x: a parser often reports an unclosed block
+// where the next declaration starts, lines after the edit that opened it.
+func (f *fileState) syntaxMessage(e *edit, x *rows.Index, l int, msg string) string {
+	a := x.LineAt(e.outStart)
+	b := x.LineAt(max(e.outStart, e.outEnd-1))
+	what := fmt.Sprintf("rows %d-%d", e.startLine, e.endLine)
+	switch {
+	case f.created:
+		what = "the new file"
+	case e.insert:
+		what = fmt.Sprintf("an insertion before row %d", e.startLine)
+	case e.startLine == e.endLine:
+		what = fmt.Sprintf("row %d", e.startLine)
+	}
+	lines := fmt.Sprintf("new lines %d-%d", a, b)
+	if a == b {
+		lines = fmt.Sprintf("new line %d", a)
+	}
+	wrote := fmt.Sprintf("the text command %d wrote in place of %s (%s)", e.cmd.N, what, lines)
+	if e.insert || f.created {
+		wrote = fmt.Sprintf("the text command %d wrote, %s (%s)", e.cmd.N, what, lines)
+	}
+	switch {
+	case l >= a && l <= b:
+		return fmt.Sprintf("the new content does not parse at line %d, line %d of %s: %s", l, l-a+1, wrote, msg)
+	case l > b:
+		return fmt.Sprintf("the new content does not parse: the parser stopped at line %d, %d line(s) after %s: %s", l, l-b, wrote, msg)
+	}
+	return fmt.Sprintf("the new content does not parse at line %d, %d line(s) before %s: %s", l, a-l, wrote, msg)
+}
+
+// editContext is the file's current rows around what e targeted, at most
+// maxContextRows: both ends of a long span, so that a retry can name it.
+func (f *fileState) editContext(e *edit) []rows.Record {
+	a, b := e.startLine, max(e.endLine, e.startLine)
+	n := f.idx.Count()
+	if half := maxContextRows/2 - contextRadius; b-a+1 > 2*half {
+		return f.records(append(lineRange(a-contextRadius, a+half-1, n), lineRange(b-half+1, b+contextRadius, n)...))
+	}
+	return f.context(a, b, contextRadius)
 }
 
 // culprit is the edit that most plausibly broke line l of the new content:
