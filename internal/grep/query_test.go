@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -135,6 +136,70 @@ func TestCollectorMatchesPrinter(t *testing.T) {
 		b, err := json.Marshal(res)
 		if err != nil || !strings.HasPrefix(string(b), `{"rows":[`) {
 			t.Errorf("%q: JSON %.80s, %v", argv, b, err)
+		}
+	}
+}
+
+// A value that starts with '=' reaches ripgrep whole: ripgrep 13 drops the
+// leading '=' of --regexp===, which then matched every line. The rows are
+// real ripgrep's for the same pattern (rg -n -e).
+func TestQueryValueStartsWithEquals(t *testing.T) {
+	dir := files(t, map[string]string{
+		"a.py":   "a == 'AS'\nb = x('AS')\n'AS': k\n",
+		"=g.txt": "== 'AS'\n",
+	})
+	root, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		q    Query
+		want []string
+	}{
+		{Query{Patterns: []string{"=="}, Paths: []string{"a.py"}}, []string{"a.py:1 a == 'AS'"}},
+		{Query{Patterns: []string{"== 'AS'"}}, []string{"=g.txt:1 == 'AS'", "a.py:1 a == 'AS'"}},
+		{Query{Patterns: []string{"AS"}, Globs: []string{"=*"}}, []string{"=g.txt:1 == 'AS'"}},
+	} {
+		plan, err := tc.q.Plan()
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan.Options = append(plan.Options, "--sort=path")
+		res, err := Collect(context.Background(), plan, Config{Root: root, LookupEnv: os.LookupEnv})
+		if err != nil || !res.Complete {
+			t.Fatalf("%+v: %+v, %v", tc.q, res, err)
+		}
+		var got []string
+		for _, r := range res.Rows {
+			got = append(got, r.Path+":"+itoa(r.Line)+" "+r.Text)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%+v: rows %q, want %q", tc.q, got, tc.want)
+		}
+		// The same search by real ripgrep.
+		args := []string{"-n", "--no-config", "--sort=path"}
+		for _, g := range tc.q.Globs {
+			args = append(args, "-g", g)
+		}
+		args = append(args, "-e", tc.q.Patterns[0], "--")
+		args = append(args, tc.q.Paths...)
+		cmd := exec.Command("rg", args...)
+		cmd.Dir = dir
+		out, _ := cmd.Output()
+		var rg []string
+		for _, l := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
+			if l == "" {
+				continue
+			}
+			if len(tc.q.Paths) == 1 {
+				l = tc.q.Paths[0] + ":" + l
+			}
+			f, rest, _ := strings.Cut(l, ":")
+			n, text, _ := strings.Cut(rest, ":")
+			rg = append(rg, f+":"+n+" "+text)
+		}
+		if !slices.Equal(rg, tc.want) {
+			t.Errorf("%+v: real ripgrep gives %q, the test wants %q", tc.q, rg, tc.want)
 		}
 	}
 }
