@@ -369,3 +369,24 @@ func TestReplay(t *testing.T) {
 		t.Errorf("a plan whose edit no longer applies: %v", err)
 	}
 }
+
+// lineIDs counts what each client's and rowkit's line prefixes cost, and
+// nothing else: every output below less its prefixes is bare.
+func TestLineIDs(t *testing.T) {
+	bare := "func main() {\n\tx := 1\n}\n"
+	for _, tc := range []struct{ kind, text, bare string }{
+		{"read", "1:aa01 func main() {\n2:b2c3 \tx := 1\n3:d10b }\n", bare},
+		{"search", "\"a b.go\":1:aa01 func main() {\n\"a b.go\":2:b2c3 \tx := 1\n\"a b.go\":3:d10b }\n", bare},
+		{"outline", "a.py: code python, 3 lines\n1:aa01..3:d10b class A\n", "a.py: code python, 3 lines\nclass A\n"},
+		{"read", "1\tfunc main() {\n2\t\tx := 1\n3\t}\n", bare},
+		{"search", "a.go:1:func main() {\na.go-2-\tx := 1\n3:}\n", bare},
+		{"read", bare, bare},
+		// A test run's FILE:LINE: stays: it is the run's text.
+		{"run", "a_test.go:12: want 1\nok\n", "a_test.go:12: want 1\nok\n"},
+		{"edit", "applied: 1 modified\n\"a.go\":2:b2c3 \tx := 1\na_test.go:12: want 1\n", "applied: 1 modified\n\tx := 1\na_test.go:12: want 1\n"},
+	} {
+		if got, want := lineIDs(tc.kind, tc.text), tokens.Count(tc.text)-tokens.Count(tc.bare); got != want || want <= 0 && tc.text != tc.bare {
+			t.Errorf("%s %q: %d tokens of prefixes, want %d", tc.kind, tc.text, got, want)
+		}
+	}
+}
