@@ -50,6 +50,11 @@ var probes = []probe{
 	{name: "shell: hgrep context 3", task: "cobra-shadow", tool: "shell", script: `hgrep -C 3 -e 'c.parentsPflags.Lookup' command.go`},
 	{name: "shell: inspect_file a Python file", task: "sqlparse-stripws", tool: "shell", script: "inspect_file sqlparse/filters/others.py"},
 	{name: "shell: hread a whole big file", task: "cobra-shadow", tool: "shell", script: "hread command.go"},
+	{name: "shell: inspect_file --text a Python file", task: "sqlparse-stripws", tool: "shell", script: "inspect_file --text sqlparse/filters/others.py"},
+	{name: "shell: hpatch refused for Go syntax", task: "cobra-shadow", tool: "shell",
+		script: "hpatch <<'HPATCH'\nin command.go\ntype 1508:b041 <<PATCH\n\t\tif c.lflags.Lookup(f.Name) == nil && (c.parentsPflags.Lookup(f.Name) == nil {\nPATCH\nHPATCH"},
+	{name: "edit: refused for Go syntax", task: "cobra-shadow", tool: "edit",
+		args: map[string]any{"script": "in command.go\ntype 1508:b041 <<PATCH\n\t\tif c.lflags.Lookup(f.Name) == nil && (c.parentsPflags.Lookup(f.Name) == nil {\nPATCH\n"}},
 }
 
 // probeAll runs every probe against rowkit, on task trees kept in trees
