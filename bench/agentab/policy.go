@@ -550,12 +550,17 @@ func (p *policy) editText(r *agenttest.Request, path string, edits []Step) (stri
 // row is a verified row as the client handed it back.
 type row struct{ hash, text string }
 
+// editHeading starts an edit report's rows: "command N OP:", or with the
+// file's path when the script changed several files ("gofmt" for gofmt's).
+var editHeading = regexp.MustCompile(`^(?:command \d+ \w+|gofmt)( "(?:[^"\\]|\\.)*")?:$`)
+
 var rowLine = regexp.MustCompile(`^(?:"((?:[^"\\]|\\.)*)":)?(\d+):([0-9a-f]{4}) (.*)$`)
 
 // rowsShown are the rows of path in the outputs r carries, the latest
 // for each line: rows of hread and read_file (whose path is the call's),
-// of hgrep and edit reports (which name it on each row) and of MCP search
-// (which names it once, on a line above its rows). A line whose
+// of hgrep (which names it on each row), of edit reports (the edit's path,
+// or the one a report of several files names above an edit's rows) and of
+// MCP search (which names it once, on a line above its rows). A line whose
 // hash does not match its text (an outline entry) is not a row.
 func (p *policy) rowsShown(r *agenttest.Request, path string) map[int]row {
 	out := map[int]row{}
@@ -572,6 +577,13 @@ func (p *policy) rowsShown(r *agenttest.Request, path string) map[int]row {
 		for _, l := range strings.Split(o.Body(), "\n") {
 			m := rowLine.FindStringSubmatch(l)
 			if m == nil {
+				if h := editHeading.FindStringSubmatch(l); s.Kind() == "edit" && h != nil {
+					// A report of several files names each edit's file.
+					heading = ""
+					if h[1] != "" {
+						json.Unmarshal([]byte(h[1]), &heading)
+					}
+				}
 				if s.Kind() == "search" && l != "" && l != "--" && !strings.HasPrefix(l, "[") {
 					heading = l
 					if strings.HasPrefix(l, `"`) && json.Unmarshal([]byte(l), &heading) != nil {
