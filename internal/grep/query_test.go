@@ -75,26 +75,33 @@ func TestQuerySearch(t *testing.T) {
 		{Query{Patterns: []string{"Needle()"}, Fixed: true, Context: 1}, []string{"a.go:2 ", "a.go:3 func Needle() {}", "a.go:4 // needle"}},
 		{Query{Patterns: []string{"needle"}, Case: "smart", MaxCount: 1, Paths: []string{"b.txt"}}, []string{"b.txt:1 NEEDLE"}},
 	} {
-		plan, err := tc.q.Plan()
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan.Options = append(plan.Options, "--sort=path")
-		res, err := Collect(context.Background(), plan, Config{Root: root, LookupEnv: os.LookupEnv})
-		if err != nil || !res.Complete {
-			t.Fatalf("%+v: %+v, %v", tc.q, res, err)
-		}
-		var got []string
-		for _, r := range res.Rows {
-			got = append(got, r.Path+":"+itoa(r.Line)+" "+r.Text)
-			if r.Hash != rows.Hash([]byte(r.Text)) {
-				t.Errorf("%+v: row %+v has the wrong hash", tc.q, r)
-			}
-		}
-		if !slices.Equal(got, tc.want) {
+		if got := queryRows(t, root, tc.q); !slices.Equal(got, tc.want) {
 			t.Errorf("%+v: rows %q, want %q", tc.q, got, tc.want)
 		}
 	}
+}
+
+// queryRows runs q under root sorted by path and returns its rows as
+// PATH:LINE TEXT, checking each row's hash.
+func queryRows(t *testing.T, root *workspace.Root, q Query) []string {
+	t.Helper()
+	plan, err := q.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan.Options = append(plan.Options, "--sort=path")
+	res, err := Collect(context.Background(), plan, Config{Root: root, LookupEnv: os.LookupEnv})
+	if err != nil || !res.Complete {
+		t.Fatalf("%+v: %+v, %v", q, res, err)
+	}
+	var got []string
+	for _, r := range res.Rows {
+		got = append(got, r.Path+":"+itoa(r.Line)+" "+r.Text)
+		if r.Hash != rows.Hash([]byte(r.Text)) {
+			t.Errorf("%+v: row %+v has the wrong hash", q, r)
+		}
+	}
+	return got
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
@@ -160,20 +167,7 @@ func TestQueryValueStartsWithEquals(t *testing.T) {
 		{Query{Patterns: []string{"== 'AS'"}}, []string{"=g.txt:1 == 'AS'", "a.py:1 a == 'AS'"}},
 		{Query{Patterns: []string{"AS"}, Globs: []string{"=*"}}, []string{"=g.txt:1 == 'AS'"}},
 	} {
-		plan, err := tc.q.Plan()
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan.Options = append(plan.Options, "--sort=path")
-		res, err := Collect(context.Background(), plan, Config{Root: root, LookupEnv: os.LookupEnv})
-		if err != nil || !res.Complete {
-			t.Fatalf("%+v: %+v, %v", tc.q, res, err)
-		}
-		var got []string
-		for _, r := range res.Rows {
-			got = append(got, r.Path+":"+itoa(r.Line)+" "+r.Text)
-		}
-		if !slices.Equal(got, tc.want) {
+		if got := queryRows(t, root, tc.q); !slices.Equal(got, tc.want) {
 			t.Errorf("%+v: rows %q, want %q", tc.q, got, tc.want)
 		}
 		// The same search by real ripgrep.
