@@ -54,7 +54,31 @@ type Call struct {
 	Turn    int    `json:"turn"`
 	Written int    `json:"written"`
 	Read    int    `json:"read"`
-	Failed  bool   `json:"failed,omitempty"`
+	// Lines is the tokens of Read that number or name its lines (see
+	// lineIDs): what the output would cost less without them.
+	Lines  int  `json:"lines,omitempty"`
+	Failed bool `json:"failed,omitempty"`
+}
+
+// The prefixes that number (and name) a line in a tool output: rowkit's
+// rows ["PATH":]LINE:HASH and an outline's LINE:HASH..LINE:HASH, each with
+// the space after it; Claude Code's Read, LINE and a tab; ripgrep's -n
+// (a search's or an outline's), [PATH:]LINE: or [PATH-]LINE- for context.
+var (
+	rowIDs  = regexp.MustCompile(`(?m)^(?:"(?:[^"\\]|\\.)*":)?[0-9]+:[0-9a-f]{4}(?:\.\.[0-9]+:[0-9a-f]{4})? |^ *[0-9]+\t`)
+	rgLines = regexp.MustCompile(`(?m)^(?:[^\s:]+[:-])?[0-9]+[:-]`)
+)
+
+// lineIDs is the tokens of text that its line prefixes cost: its count
+// less the count of the text without them. ripgrep's form is looked for
+// in a search's and an outline's output only (a test run prints
+// FILE:LINE: too).
+func lineIDs(kind, text string) int {
+	bare := rowIDs.ReplaceAllString(text, "")
+	if kind == "search" || kind == "outline" {
+		bare = rgLines.ReplaceAllString(bare, "")
+	}
+	return tokens.Count(text) - tokens.Count(bare)
 }
 
 // figuresOf measures a session from its requests.
@@ -80,6 +104,7 @@ func figuresOf(reqs []*agenttest.Request) (*Figures, error) {
 				continue // not the policy's call, or counted already
 			}
 			c.Read = tokens.Count(o.Delivered())
+			c.Lines = lineIDs(c.Kind, o.Delivered())
 			c.Failed = failed(c.Kind, o)
 			f.Read += c.Read
 		}

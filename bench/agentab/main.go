@@ -14,9 +14,11 @@
 //	agentab figures LOG...           the figures of recorded sessions (session.jsonl.gz)
 //	agentab execbound                what Codex hands its model whole of a carrier's output, per model and max_output_tokens
 //	agentab mcpcosts                 the per-request tokens of rowkit mcp's tool schemas as each client sends them (bench/out/rowkit)
+//	agentab probe [-rowkit BIN] [-trees DIR] [-show]
+//	                                 the tokens of fixed requests of the diet: MCP calls, router shell scripts, MCP tool definitions
 //	agentab costs LOG...             the tokens of each tool definition and of the instructions, first and last request
 //	agentab show LOG...              a recorded session as the model saw it: each request's new outputs, each reply
-//	agentab table [-sessions DIR]    the Markdown table of every recorded session's figures
+//	agentab table [-sessions DIR] [-recount]  the Markdown table of every recorded session's figures
 package main
 
 import (
@@ -122,6 +124,17 @@ func main() {
 		out, err := mcpCosts(ctx, bin)
 		check(err)
 		fmt.Print(out)
+	case "probe":
+		fs := flag.NewFlagSet("probe", flag.ExitOnError)
+		rowkit := fs.String("rowkit", "bench/out/rowkit", "the rowkit binary")
+		trees := fs.String("trees", "bench/out/probe", "where the task trees are kept")
+		show := fs.Bool("show", false, "print each text too")
+		fs.Parse(os.Args[2:])
+		bin, err := filepath.Abs(*rowkit)
+		check(err)
+		dir, err := filepath.Abs(*trees)
+		check(err)
+		check(probeAll(ctx, bench, bin, dir, *show))
 	case "costs":
 		for _, p := range os.Args[2:] {
 			reqs, err := loadSession(p)
@@ -137,8 +150,9 @@ func main() {
 	case "table":
 		fs := flag.NewFlagSet("table", flag.ExitOnError)
 		sessions := fs.String("sessions", filepath.Join(bench, "sessions"), "where the sessions are recorded")
+		recount := fs.Bool("recount", false, "measure the sessions again from session.jsonl.gz, not figures.json")
 		fs.Parse(os.Args[2:])
-		figs, err := loadFigures(*sessions)
+		figs, err := loadFigures(*sessions, *recount)
 		check(err)
 		fmt.Print(table(figs))
 	default:
@@ -158,14 +172,29 @@ func printFigures(f *Figures) {
 	}
 }
 
-// loadFigures reads sessions/TASK/CONFIG/figures.json.
-func loadFigures(dir string) ([]*Figures, error) {
+// loadFigures reads sessions/TASK/CONFIG/figures.json, or with recount
+// measures sessions/TASK/CONFIG/session.jsonl.gz again (an older
+// recording, with today's figures).
+func loadFigures(dir string, recount bool) ([]*Figures, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*", "*", "figures.json"))
 	if err != nil {
 		return nil, err
 	}
 	var out []*Figures
 	for _, p := range paths {
+		if recount {
+			reqs, err := loadSession(filepath.Join(filepath.Dir(p), "session.jsonl.gz"))
+			if err != nil {
+				return nil, err
+			}
+			f, err := figuresOf(reqs)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", p, err)
+			}
+			f.Task, f.Config = filepath.Base(filepath.Dir(filepath.Dir(p))), filepath.Base(filepath.Dir(p))
+			out = append(out, f)
+			continue
+		}
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return nil, err
@@ -201,6 +230,6 @@ func check(err error) {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: agentab setup TASK DIR | run [-tasks T,..] [-configs C,..] [-rowkit BIN] [-sessions DIR] | play -task T -config C | figures LOG... | table [-sessions DIR]")
+	fmt.Fprintln(os.Stderr, "usage: agentab setup TASK DIR | run [-tasks T,..] [-configs C,..] [-rowkit BIN] [-sessions DIR] | play -task T -config C | figures LOG... | table [-sessions DIR] [-recount]")
 	os.Exit(2)
 }

@@ -405,7 +405,9 @@ func shellCommand(cfg Config, s Step) string {
 		return strings.Join(args, " ")
 	case "outline":
 		if cfg == CodexRouter {
-			return "inspect_file " + quote(s.Outline)
+			// As the router's guidance says: the outline as text, a line
+			// per entry (the seed's JSON is the default).
+			return "inspect_file --text " + quote(s.Outline)
 		}
 		return "rg -n -e " + quote(outlinePattern(s.Outline)) + " " + quote(s.Outline)
 	case "read":
@@ -548,11 +550,17 @@ func (p *policy) editText(r *agenttest.Request, path string, edits []Step) (stri
 // row is a verified row as the client handed it back.
 type row struct{ hash, text string }
 
+// editHeading starts an edit report's rows: "command N OP:", or with the
+// file's path when the script changed several files ("gofmt" for gofmt's).
+var editHeading = regexp.MustCompile(`^(?:command \d+ \w+|gofmt)( "(?:[^"\\]|\\.)*")?:$`)
+
 var rowLine = regexp.MustCompile(`^(?:"((?:[^"\\]|\\.)*)":)?(\d+):([0-9a-f]{4}) (.*)$`)
 
 // rowsShown are the rows of path in the outputs r carries, the latest
 // for each line: rows of hread and read_file (whose path is the call's),
-// of hgrep and search and of edit reports (which name it). A line whose
+// of hgrep (which names it on each row), of edit reports (the edit's path,
+// or the one a report of several files names above an edit's rows) and of
+// MCP search (which names it once, on a line above its rows). A line whose
 // hash does not match its text (an outline entry) is not a row.
 func (p *policy) rowsShown(r *agenttest.Request, path string) map[int]row {
 	out := map[int]row{}
@@ -565,12 +573,29 @@ func (p *policy) rowsShown(r *agenttest.Request, path string) map[int]row {
 		if s.Kind() == "edit" {
 			def = s.Edit
 		}
+		heading := "" // MCP search's: the path above a file's rows
 		for _, l := range strings.Split(o.Body(), "\n") {
 			m := rowLine.FindStringSubmatch(l)
 			if m == nil {
+				if h := editHeading.FindStringSubmatch(l); s.Kind() == "edit" && h != nil {
+					// A report of several files names each edit's file.
+					heading = ""
+					if h[1] != "" {
+						json.Unmarshal([]byte(h[1]), &heading)
+					}
+				}
+				if s.Kind() == "search" && l != "" && l != "--" && !strings.HasPrefix(l, "[") {
+					heading = l
+					if strings.HasPrefix(l, `"`) && json.Unmarshal([]byte(l), &heading) != nil {
+						heading = ""
+					}
+				}
 				continue
 			}
 			f := def
+			if heading != "" {
+				f = heading
+			}
 			if m[1] != "" {
 				var q string
 				if json.Unmarshal([]byte(`"`+m[1]+`"`), &q) != nil {

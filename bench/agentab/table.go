@@ -69,15 +69,24 @@ func table(figs []*Figures) string {
 		}
 	}
 	b.WriteString("\nWhere the reads went: tool-output tokens by kind of step, all tasks (calls in parentheses):\n\n")
+	byKind(&b, tasks, by, func(c Call) int { return c.Read }, true)
+	b.WriteString("\nOf those, the tokens of the prefixes that number or name the lines (rowkit's `LINE:HASH` and a row's `\"PATH\":`, an outline's `LINE:HASH..LINE:HASH`; `Read`'s `LINE` and tab; ripgrep's `PATH:LINE:` in a search or an outline):\n\n")
+	byKind(&b, tasks, by, func(c Call) int { return c.Lines }, false)
+	return b.String()
+}
+
+// byKind writes the table of v summed per configuration and kind of step,
+// with the number of calls when calls is set.
+func byKind(b *strings.Builder, tasks []string, by map[string]map[Config]*Figures, v func(Call) int, calls bool) {
 	kinds := []string{"load", "search", "read", "outline", "edit", "run"}
 	b.WriteString("| configuration |")
 	for _, k := range kinds {
-		fmt.Fprintf(&b, " %s |", k)
+		fmt.Fprintf(b, " %s |", k)
 	}
-	b.WriteString("\n| --- |" + strings.Repeat(" ---: |", len(kinds)) + "\n")
+	b.WriteString(" all |\n| --- |" + strings.Repeat(" ---: |", len(kinds)+1) + "\n")
 	for _, c := range Configs {
-		read, calls := map[string]int{}, map[string]int{}
-		seen := false
+		sum, n := map[string]int{}, map[string]int{}
+		all, seen := 0, false
 		for _, t := range tasks {
 			f := by[t][c]
 			if f == nil {
@@ -85,24 +94,27 @@ func table(figs []*Figures) string {
 			}
 			seen = true
 			for _, call := range f.Calls {
-				read[call.Kind] += call.Read
-				calls[call.Kind]++
+				sum[call.Kind] += v(call)
+				n[call.Kind]++
+				all += v(call)
 			}
 		}
 		if !seen {
 			continue
 		}
-		fmt.Fprintf(&b, "| %s |", c)
+		fmt.Fprintf(b, "| %s |", c)
 		for _, k := range kinds {
-			if calls[k] == 0 {
+			switch {
+			case n[k] == 0:
 				b.WriteString(" |")
-				continue
+			case calls:
+				fmt.Fprintf(b, " %s (%d) |", thousands(sum[k]), n[k])
+			default:
+				fmt.Fprintf(b, " %s |", thousands(sum[k]))
 			}
-			fmt.Fprintf(&b, " %s (%d) |", thousands(read[k]), calls[k])
 		}
-		b.WriteString("\n")
+		fmt.Fprintf(b, " %s |\n", thousands(all))
 	}
-	return b.String()
 }
 
 func ratio(a, b int) string {

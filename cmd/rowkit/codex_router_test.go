@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/rowkit/rowkit/internal/agenttest"
+	"github.com/rowkit/rowkit/internal/codex"
 	"github.com/rowkit/rowkit/internal/router"
 )
 
@@ -714,13 +715,17 @@ func TestCodexRouter(t *testing.T) {
 				if it.CallID == "after" {
 					want = other
 				}
-				if !strings.HasPrefix(args.Cmd, "'"+want+"' carrier --max-output 9600 ") {
+				if !strings.HasPrefix(args.Cmd, fmt.Sprintf("'%s' carrier --max-output %d ", want, codexBound)) {
 					t.Errorf("request %d: the carrier of %s runs %.80q, want %s", i, it.CallID, args.Cmd, want)
 				}
 			}
 		}
 	})
 }
+
+// codexBound is the carriers' bound for Codex's default model, gpt-5.5-codex,
+// which has metadata: 39,600 bytes, below the 40,000 Codex passes whole.
+var codexBound = router.OutputBound(codex.Policy("gpt-5.5-codex"))
 
 // checkOutput checks the outputs whose body is a bound or a race.
 func checkOutput(t *testing.T, id, out, big string) {
@@ -733,14 +738,14 @@ func checkOutput(t *testing.T, id, out, big string) {
 	case "long":
 		// The shell's note, within the carrier's bound, and no cut of
 		// Codex's.
-		if len(out) > router.OutputBytes || !regexp.MustCompile(`\n\[rowkit shell: output limit reached: [0-9,]+ bytes \([0-9,]+ lines\) left out here; the last [0-9,]+ bytes follow\]\n`).MatchString(out) ||
+		if len(out) > codexBound || !regexp.MustCompile(`\n\[rowkit shell: output limit reached: [0-9,]+ bytes \([0-9,]+ lines\) left out here; the last [0-9,]+ bytes follow\]\n`).MatchString(out) ||
 			!strings.HasSuffix(out, "\n99999\n100000\n") || strings.Contains(out, "truncated") {
 			t.Errorf("seq 1 100000 reached the model as %d bytes: %q ... %q", len(out), head(out), tail(out))
 		}
 	case "big":
 		// Whole rows of the file from its start, then hread's diagnostic.
 		rows, diag, ok := strings.Cut(out, "hread: output incomplete: ")
-		if !ok || len(out) > router.OutputBytes || !strings.HasPrefix(rowsOf(big), rows) || rows == "" ||
+		if !ok || len(out) > codexBound || !strings.HasPrefix(rowsOf(big), rows) || rows == "" ||
 			!regexp.MustCompile(`^[0-9,]+-byte output limit reached; continue with: hread big.txt \d+:\n$`).MatchString(diag) || strings.Contains(out, "truncated") {
 			t.Errorf("hread of a 5,000-line file reached the model as %d bytes: %q ... %q", len(out), head(out), tail(out))
 		}
@@ -823,7 +828,8 @@ func builtinToolsOf(t *testing.T) (hpatch, shell json.RawMessage) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := c.Rewrite([]byte(`{"stream":true,"input":[],"tools":[{"type":"function","name":"exec_command"}]}`))
+	// For Codex's default model, as the recorded requests name it.
+	r := c.Rewrite([]byte(`{"model":"gpt-5.5-codex","stream":true,"input":[],"tools":[{"type":"function","name":"exec_command"}]}`))
 	var b body
 	if err := json.Unmarshal(r.Body, &b); err != nil || len(b.Tools) != 2 {
 		t.Fatalf("the router's own tools: %s", r.Body)

@@ -145,7 +145,8 @@ func TestParseGrep(t *testing.T) {
 		{[]string{"-uu", "x"}, []string{"--unrestricted", "--unrestricted", "--no-config", "--json", "--encoding=none", "--", "x"}, ""},
 		{[]string{"-u", "--unrestricted", "-u", "x"}, nil, "third -u"},
 		{[]string{"-uuu", "x"}, nil, "third -u"},
-		{[]string{"--regexp==a"}, []string{"--regexp==a", "--no-config", "--json", "--encoding=none", "--"}, ""},
+		// The pattern "=a": ripgrep 13 would drop the '=' of --regexp==a.
+		{[]string{"--regexp==a"}, []string{"--regexp", "=a", "--no-config", "--json", "--encoding=none", "--"}, ""},
 		{[]string{"-e", ""}, []string{"--regexp=", "--no-config", "--json", "--encoding=none", "--"}, ""},
 		{[]string{}, nil, "missing PATTERN"},
 		{[]string{"-i"}, nil, "missing PATTERN"},

@@ -233,8 +233,9 @@ var Options = []Option{
 // file-valued argument inside its root before ripgrep starts.
 type Plan struct {
 	// Options are the accepted ripgrep options in canonical --long or
-	// --long=VALUE form, in command-line order, except the file-valued
-	// and the context options below.
+	// --long=VALUE form (--long, VALUE for a value that starts with '='),
+	// in command-line order, except the file-valued and the context
+	// options below.
 	Options []string
 	// Pattern is the positional pattern; it is absent (HasPattern false)
 	// when -e or -f gave the patterns, and every positional is a path.
@@ -284,7 +285,11 @@ func (p *Plan) args(file, path func(string) (string, error), own ...string) ([]s
 			if err != nil {
 				return nil, err
 			}
-			args = append(args, fo.opt+r)
+			if strings.HasPrefix(r, "=") { // as in Use
+				args = append(args, strings.TrimSuffix(fo.opt, "="), r)
+			} else {
+				args = append(args, fo.opt+r)
+			}
 		}
 	}
 	args = append(append(append(args, ownArgs...), own...), "--")
@@ -357,9 +362,17 @@ func (b *Planner) Use(o *Option, spelled, value string) error {
 	case o.Long[0] == "no-follow":
 		plan.Follow = false
 	}
-	if o.Value {
+	switch {
+	case o.Value && strings.HasPrefix(value, "="):
+		// ripgrep 13's parser (clap 2) drops every '=' that starts the
+		// value of --long=VALUE: --regexp=== matched every line, and
+		// --regexp=== 'AS' every line with " 'AS'".
+		// A separate argument keeps them, and one that starts with '=' is
+		// never read as an option.
+		plan.Options = append(plan.Options, "--"+o.Long[0], value)
+	case o.Value:
 		plan.Options = append(plan.Options, "--"+o.Long[0]+"="+value)
-	} else {
+	default:
 		plan.Options = append(plan.Options, "--"+o.Long[0])
 	}
 	return nil

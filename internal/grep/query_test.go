@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -74,26 +75,33 @@ func TestQuerySearch(t *testing.T) {
 		{Query{Patterns: []string{"Needle()"}, Fixed: true, Context: 1}, []string{"a.go:2 ", "a.go:3 func Needle() {}", "a.go:4 // needle"}},
 		{Query{Patterns: []string{"needle"}, Case: "smart", MaxCount: 1, Paths: []string{"b.txt"}}, []string{"b.txt:1 NEEDLE"}},
 	} {
-		plan, err := tc.q.Plan()
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan.Options = append(plan.Options, "--sort=path")
-		res, err := Collect(context.Background(), plan, Config{Root: root, LookupEnv: os.LookupEnv})
-		if err != nil || !res.Complete {
-			t.Fatalf("%+v: %+v, %v", tc.q, res, err)
-		}
-		var got []string
-		for _, r := range res.Rows {
-			got = append(got, r.Path+":"+itoa(r.Line)+" "+r.Text)
-			if r.Hash != rows.Hash([]byte(r.Text)) {
-				t.Errorf("%+v: row %+v has the wrong hash", tc.q, r)
-			}
-		}
-		if !slices.Equal(got, tc.want) {
+		if got := queryRows(t, root, tc.q); !slices.Equal(got, tc.want) {
 			t.Errorf("%+v: rows %q, want %q", tc.q, got, tc.want)
 		}
 	}
+}
+
+// queryRows runs q under root sorted by path and returns its rows as
+// PATH:LINE TEXT, checking each row's hash.
+func queryRows(t *testing.T, root *workspace.Root, q Query) []string {
+	t.Helper()
+	plan, err := q.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan.Options = append(plan.Options, "--sort=path")
+	res, err := Collect(context.Background(), plan, Config{Root: root, LookupEnv: os.LookupEnv})
+	if err != nil || !res.Complete {
+		t.Fatalf("%+v: %+v, %v", q, res, err)
+	}
+	var got []string
+	for _, r := range res.Rows {
+		got = append(got, r.Path+":"+itoa(r.Line)+" "+r.Text)
+		if r.Hash != rows.Hash([]byte(r.Text)) {
+			t.Errorf("%+v: row %+v has the wrong hash", q, r)
+		}
+	}
+	return got
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
@@ -135,6 +143,57 @@ func TestCollectorMatchesPrinter(t *testing.T) {
 		b, err := json.Marshal(res)
 		if err != nil || !strings.HasPrefix(string(b), `{"rows":[`) {
 			t.Errorf("%q: JSON %.80s, %v", argv, b, err)
+		}
+	}
+}
+
+// A value that starts with '=' reaches ripgrep whole: ripgrep 13 drops the
+// leading '=' of --regexp===, which then matched every line. The rows are
+// real ripgrep's for the same pattern (rg -n -e).
+func TestQueryValueStartsWithEquals(t *testing.T) {
+	dir := files(t, map[string]string{
+		"a.py":   "a == 'AS'\nb = x('AS')\n'AS': k\n",
+		"=g.txt": "== 'AS'\n",
+	})
+	root, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		q    Query
+		want []string
+	}{
+		{Query{Patterns: []string{"=="}, Paths: []string{"a.py"}}, []string{"a.py:1 a == 'AS'"}},
+		{Query{Patterns: []string{"== 'AS'"}}, []string{"=g.txt:1 == 'AS'", "a.py:1 a == 'AS'"}},
+		{Query{Patterns: []string{"AS"}, Globs: []string{"=*"}}, []string{"=g.txt:1 == 'AS'"}},
+	} {
+		if got := queryRows(t, root, tc.q); !slices.Equal(got, tc.want) {
+			t.Errorf("%+v: rows %q, want %q", tc.q, got, tc.want)
+		}
+		// The same search by real ripgrep.
+		args := []string{"-n", "--no-config", "--sort=path"}
+		for _, g := range tc.q.Globs {
+			args = append(args, "-g", g)
+		}
+		args = append(args, "-e", tc.q.Patterns[0], "--")
+		args = append(args, tc.q.Paths...)
+		cmd := exec.Command("rg", args...)
+		cmd.Dir = dir
+		out, _ := cmd.Output()
+		var rg []string
+		for _, l := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
+			if l == "" {
+				continue
+			}
+			if len(tc.q.Paths) == 1 {
+				l = tc.q.Paths[0] + ":" + l
+			}
+			f, rest, _ := strings.Cut(l, ":")
+			n, text, _ := strings.Cut(rest, ":")
+			rg = append(rg, f+":"+n+" "+text)
+		}
+		if !slices.Equal(rg, tc.want) {
+			t.Errorf("%+v: real ripgrep gives %q, the test wants %q", tc.q, rg, tc.want)
 		}
 	}
 }

@@ -71,6 +71,9 @@ type Config struct {
 	// Budget is the budget of the sink, which bounds the longest row worth
 	// reading. Zero: DefaultBudget.
 	Budget rows.Budget
+	// Grouped makes Collect admit the rows as GroupedText prints them
+	// (each file's path once) rather than as hgrep does.
+	Grouped bool
 }
 
 // Result is what a search found, for programs (the MCP search tool) and
@@ -112,6 +115,9 @@ func budget(b rows.Budget) rows.Budget {
 // the rows it kept in the result.
 func Collect(ctx context.Context, plan *Plan, cfg Config) (*Result, error) {
 	c := rows.NewCollector(budget(cfg.Budget))
+	if cfg.Grouped {
+		c = rows.NewGroupedCollector(budget(cfg.Budget), plan.Before+plan.After > 0)
+	}
 	res, err := Search(ctx, plan, cfg, c)
 	if res != nil {
 		res.Rows = c.Records

@@ -201,6 +201,10 @@ func TestSearchWithinClientBound(t *testing.T) {
 				t.Errorf("%s structured=%v: %d bytes, over %d", c.name, structured, got, c.bound)
 			}
 			body := text(res)
+			if !strings.HasPrefix(body, "big.go\n") {
+				t.Fatalf("%s structured=%v: the search starts %q, not with its file's heading", c.name, structured, body[:min(len(body), 100)])
+			}
+			body = ungroup(t, body)
 			bytesMsg := fmt.Sprintf("\n[search: output_incomplete] %s-byte output limit reached\n", thousands(c.bound))
 			tokensMsg := "\n[search: output_incomplete] 15,000-token limit reached\n"
 			rowsPart, byBytes := strings.CutSuffix(body, bytesMsg)

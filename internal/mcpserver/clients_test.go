@@ -16,6 +16,7 @@ import (
 
 	"github.com/rowkit/rowkit/internal/agenttest"
 	"github.com/rowkit/rowkit/internal/inspect"
+	"github.com/rowkit/rowkit/internal/read"
 	"github.com/rowkit/rowkit/internal/review"
 	"github.com/rowkit/rowkit/internal/tokens"
 	"github.com/rowkit/rowkit/internal/workspace"
@@ -86,8 +87,9 @@ func codexClient() agentClient {
 }
 
 func claudeClient() agentClient {
+	// The tools that are not loaded from the first request (alwaysLoad).
 	tools := []string{}
-	for _, n := range []string{"read_file", "search", "inspect_file", "edit", "inspect_repository", "run_validations", "symbol"} {
+	for _, n := range []string{"inspect_repository", "run_validations"} {
 		tools = append(tools, "mcp__rowkit__"+n)
 	}
 	return agentClient{
@@ -101,6 +103,9 @@ func claudeClient() agentClient {
 		find: func() []agenttest.Item {
 			items := []agenttest.Item{agenttest.Call{ID: "load", Name: "ToolSearch", Args: map[string]any{"query": "select:" + strings.Join(tools, ",")}}}
 			for _, q := range toolSearches {
+				if alwaysLoad[q.tool] {
+					continue // offered from the first request: nothing to find
+				}
 				items = append(items, agenttest.Call{ID: "find-" + strings.ReplaceAll(q.query, " ", "-"), Name: "ToolSearch", Args: map[string]any{"query": q.query}})
 			}
 			return items
@@ -196,20 +201,22 @@ func testAgentClient(t *testing.T, c agentClient, bin, src string) {
 			c.shell("hread", "hread server.go 1:40"),
 			c.shell("hgrep", "hgrep '"+pattern+"' server.go"),
 		),
-		// The model reads on from the continue note and edits a row it
-		// copies from the read, both as the client delivered them.
+		// The model reads on after the last row it got, since the
+		// file's length says there is more (the view is the limit it
+		// asked for: no continue note), and edits a row it copies from
+		// the read, both as the client delivered them.
 		func(r *agenttest.Request) agenttest.Turn {
 			read, _ := r.Output("read")
-			next := regexp.MustCompile(`\[read:continue\] .* read offset ([0-9]+)`).FindStringSubmatch(read.Body())
+			length := regexp.MustCompile(`\n\n\(([0-9]+) lines\)\n?$`).FindStringSubmatch(read.Body())
 			ref, ok := rowOf(t, read.Body(), editLine)
-			if next == nil {
-				t.Errorf("the read the model got has no continue note:\n%.300s", tail(read.Body(), 300))
+			if length == nil || strings.Contains(read.Body(), "[read:continue]") {
+				t.Errorf("the read the model got does not end with the file's length alone:\n%.300s", tail(read.Body(), 300))
 			}
-			if next == nil || !ok {
+			last, lastOK := rowOf(t, read.Body(), limit)
+			if length == nil || !ok || !lastOK || !strings.HasPrefix(last, fmt.Sprint(limit)+":") {
 				return stuck
 			}
-			var offset int
-			fmt.Sscan(next[1], &offset)
+			offset := limit + 1
 			editScript = fmt.Sprintf("in server.go\nadd %s %q\n", ref, comment(editLine))
 			return agenttest.Turn{Items: []agenttest.Item{
 				c.mcp("continue", "read_file", map[string]any{"path": "server.go", "offset": offset, "limit": limit}),
@@ -280,6 +287,13 @@ func testAgentClient(t *testing.T, c agentClient, bin, src string) {
 		if c.trimsErrors && (o.IsError || strings.HasPrefix(id, "h")) {
 			want = strings.TrimRight(want, "\n")
 		}
+		if id == "search" {
+			// search groups hgrep's rows under their file.
+			if !strings.HasPrefix(body, "server.go\n") {
+				t.Errorf("search: the model got no heading: %.100q", body)
+			}
+			body = ungroup(t, body)
+		}
 		if id == "search" || id == "hgrep" {
 			body, want = sortedLines(body), sortedLines(want)
 		}
@@ -302,22 +316,45 @@ func testAgentClient(t *testing.T, c agentClient, bin, src string) {
 			t.Errorf("Codex's deferred namespace line does not name rowkit's tools: %.400s", dev[max(i, 0):])
 		}
 	}
+	if c.name == "claude" {
+		// The tools of every task are offered from the first request,
+		// the others behind ToolSearch.
+		first := s.Turns()[0]
+		for _, n := range []string{"read_file", "search", "inspect_file", "edit", "symbol", "inspect_repository"} {
+			if _, ok := first.Tool("mcp__rowkit__" + n); ok != alwaysLoad[n] {
+				t.Errorf("Claude Code's first request offers %s: %v, want %v", n, ok, alwaysLoad[n])
+			}
+		}
+	}
 	for _, q := range toolSearches {
+		if c.name == "claude" && alwaysLoad[q.tool] {
+			continue
+		}
 		if first := firstFound(t, got("find-"+strings.ReplaceAll(q.query, " ", "-"))); first != q.tool && first != "mcp__rowkit__"+q.tool {
 			t.Errorf("the first tool a search for %q found is %q, not rowkit's %s", q.query, first, q.tool)
 		}
 	}
 
 	// Reads, search, outline: exactly the CLI's text.
-	read := got("read")
-	same("read", read, cliOut(twin, false, "read", "server.go", "--limit", fmt.Sprint(limit)))
-	for _, l := range strings.Split(strings.TrimSuffix(read.Body(), "\n"), "\n")[:limit] {
+	viewed := got("read")
+	// read_file's text is the CLI's view in brief (read.Brief): its
+	// rows, then only what the model cannot know.
+	brief := func(args ...string) string {
+		t.Helper()
+		var res read.Result
+		if err := json.Unmarshal([]byte(cliOut(twin, false, append(args, "--format", "json")...)), &res); err != nil {
+			t.Fatal(err)
+		}
+		return string(read.Brief(&res, true))
+	}
+	same("read", viewed, brief("read", "server.go", "--limit", fmt.Sprint(limit)))
+	for _, l := range strings.Split(strings.TrimSuffix(viewed.Body(), "\n"), "\n")[:limit] {
 		if !rowsRE.MatchString(l) {
 			t.Fatalf("read: %q is not a verified row", l)
 		}
 	}
 	cont := got("continue")
-	same("continue", cont, cliOut(twin, false, "read", "server.go", "--offset", fmt.Sprint(limit+1), "--limit", fmt.Sprint(limit)))
+	same("continue", cont, brief("read", "server.go", "--offset", fmt.Sprint(limit+1), "--limit", fmt.Sprint(limit)))
 	same("search", got("search"), cliOut(twin, false, "grep", pattern, "server.go"))
 	wsTwin, err := workspace.Open(twin)
 	if err != nil {
@@ -655,10 +692,10 @@ func testReadOn(t *testing.T, c agentClient, model, bin, ws, linkDir string, fil
 			if tokens.Count(w) >= 1000 && ratio > 1.10 {
 				t.Errorf("%s: the model got %.3fx the tokens of the text", id, ratio)
 			}
-			// The rows, up to the blank line before read_file's notes or
-			// the shell's diagnostic.
+			// The rows, up to the blank line before read_file's notes
+			// (or the file's length), or the shell's diagnostic.
 			rowsPart := body
-			if j := strings.Index(body, "\n\n[read:"); !ch.shell && j >= 0 {
+			if j := strings.Index(body, "\n\n"); !ch.shell && j >= 0 {
 				rowsPart = body[:j+1]
 			}
 			if ch.shell {

@@ -11,8 +11,8 @@ import (
 
 // EditInput is the arguments of edit.
 type EditInput struct {
-	Script string `json:"script" jsonschema:"an HPATCH/2 script; paths are relative to the first workspace root"`
-	DryRun bool   `json:"dry_run,omitempty" jsonschema:"resolve and check every edit and return the unified diff; write nothing"`
+	Script string `json:"script"`
+	DryRun bool   `json:"dry_run,omitempty" jsonschema:"check and show the diff; write nothing"`
 }
 
 // maxEditScript bounds a script: the whole request is at most
@@ -24,11 +24,10 @@ const maxEditScript = MaxFrameBytes / 2
 var editBounds = patch.Bounds{Edits: 200, Failures: 50, Gofmt: 50, DiffBytes: 256 << 10}
 
 // EditDescription teaches the language in the tool's own description,
-// since the model writes it: patch.Language, the one description every
-// surface shows, between the tool's own words.
-const EditDescription = "Edits files with an HPATCH/2 script, all files at once or none. Paths are relative to the first workspace root; " +
-	"copy LINE:HASH rows from read_file, search or inspect_file.\n\n" + patch.Language +
-	"\nThe report lists the files changed and the rows at each edit's edges, ready for the next script; it is bounded and says how many edits or failures it left out. A line longer than 2,000 characters is shown clamped; its hash still covers the whole line."
+// since the model writes it: patch.Brief, the language as every model's
+// tool text teaches it (the router's hpatch too), after the tool's own
+// words.
+const EditDescription = "Edits files by verified rows; the report shows the rows around each edit, ready for the next script.\n\n" + patch.Brief
 
 func (s *Server) addEdit() {
 	in := mustSchema[EditInput]()

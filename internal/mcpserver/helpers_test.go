@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rowkit/rowkit/internal/jsonstr"
 )
 
 // TestMain gives every git call, rowkit's included, a private HOME and
@@ -334,4 +337,39 @@ func cli(t testing.TB, dir string, args ...string) ([]byte, int) {
 		t.Logf("rowkit %s: exit %d, stderr %s", strings.Join(args, " "), code, stderr)
 	}
 	return stdout, code
+}
+
+// groupedRow is a row of search's grouped text.
+var groupedRow = regexp.MustCompile(`^[0-9]+:[0-9a-f]{4} `)
+
+// ungroup turns search's grouped text (each file's path once, then its
+// rows; "--" between runs) into hgrep's printed rows, "PATH":LINE:HASH
+// TEXT, with the lines after the rows unchanged. It fails on a row before
+// any heading.
+func ungroup(t testing.TB, grouped string) string {
+	t.Helper()
+	var b []byte
+	path, inRows := "", false
+	for _, l := range strings.SplitAfter(grouped, "\n") {
+		switch {
+		case l == "":
+		case groupedRow.MatchString(l):
+			if path == "" {
+				t.Fatalf("a row before any heading: %q", l)
+			}
+			b = append(append(jsonstr.Append(b, path), ':'), l...)
+			inRows = true
+		case l == "--\n" && inRows:
+		case strings.HasPrefix(l, "[search: ") || l == "no matches\n":
+			b = append(b, l...)
+		default:
+			path = strings.TrimSuffix(l, "\n")
+			if strings.HasPrefix(path, `"`) {
+				if err := json.Unmarshal([]byte(path), &path); err != nil {
+					t.Fatalf("heading %q: %v", l, err)
+				}
+			}
+		}
+	}
+	return string(b)
 }

@@ -11,17 +11,16 @@ import (
 
 // InspectFileInput is the arguments of inspect_file.
 type InspectFileInput struct {
-	Path string `json:"path" jsonschema:"the file to outline: a path relative to the first workspace root, or an absolute path inside a root"`
+	Path string `json:"path"`
 }
 
 func (s *Server) addInspectFile() {
 	in := mustSchema[InspectFileInput]()
 	in.Properties["path"].MinLength = iptr(1)
 	register(s, &mcp.Tool{
-		Name:  "inspect_file",
-		Title: "Outline a file",
-		Description: "Outlines a file's structure, its symbols and definitions (Go, Python, TypeScript/TSX, JavaScript, Markdown, JSON): imports, types, functions, methods, headings, JSON members, each with its span as verified rows. " +
-			"The text is one line per entry, ROW[..ROW] kind name, where ROW is LINE:HASH; read those rows with read_file. Other files report only their size. Bounded to 64 KiB; a truncated outline says after how many entries.",
+		Name:         "inspect_file",
+		Title:        "Outline a file",
+		Description:  "Outlines a Go, Python, JS/TS, Markdown or JSON file: one line per definition, heading or member, ROW[..ROW] kind name, whose rows (LINE:HASH) read_file reads and edit targets.",
 		InputSchema:  in,
 		OutputSchema: outputSchema[inspect.Result](),
 		Annotations: &mcp.ToolAnnotations{

@@ -13,9 +13,9 @@ import (
 
 // ReadFileInput is the arguments of read_file.
 type ReadFileInput struct {
-	Path   string `json:"path" jsonschema:"the file or directory to read: a path relative to the first workspace root, or an absolute path inside a root"`
-	Offset *int   `json:"offset,omitempty" jsonschema:"first line to show, one-based (default 1)"`
-	Limit  *int   `json:"limit,omitempty" jsonschema:"most lines to show (default and ceiling 2000)"`
+	Path   string `json:"path"`
+	Offset *int   `json:"offset,omitempty"`
+	Limit  *int   `json:"limit,omitempty"`
 }
 
 func (s *Server) addReadFile() {
@@ -26,8 +26,8 @@ func (s *Server) addReadFile() {
 	register(s, &mcp.Tool{
 		Name:  "read_file",
 		Title: "Read a file as verified rows",
-		Description: "Reads a text file (or a directory listing, a notebook, an image) as verified rows LINE:HASH TEXT: copy a LINE:HASH into an edit to target that exact line. " +
-			"Bounded: at most limit lines (2,000), 50 KiB and 15,000 tokens per view; a last note [read:continue] names the offset that reads on. Binary files are refused with a note, never dumped.",
+		Description: "Reads a file or directory as rows LINE:HASH TEXT, edit's targets. " +
+			"Part of a file ends with (N lines); a view cut at 2,000 lines, 50 KiB or 15,000 tokens ends with [read:continue] and its offset.",
 		InputSchema:  in,
 		OutputSchema: outputSchema[read.Result](),
 		Annotations: &mcp.ToolAnnotations{
@@ -55,7 +55,7 @@ func (s *Server) readFile(ctx context.Context, req *mcp.CallToolRequest, in Read
 		// The reader's own codes and shape for a path no root holds,
 		// as for one it refuses itself.
 		res, _ = read.Refused(read.Input{Path: in.Path, Offset: in.Offset, Limit: in.Limit}, err)
-		text = read.Format(res, read.FormatRows)
+		text = read.Brief(res, in.Limit != nil)
 	}
 	var note *mcp.TextContent
 	if err == nil {
@@ -84,7 +84,7 @@ func (s *Server) readFile(ctx context.Context, req *mcp.CallToolRequest, in Read
 func (s *Server) readView(ctx context.Context, r root, in read.Input, bound int) (*read.Result, []byte) {
 	if bound <= 0 {
 		res, _ := read.Read(ctx, r.ws, in, read.Options{Budget: readViewBudget})
-		return res, read.Format(res, read.FormatRows)
+		return res, read.Brief(res, in.Limit != nil)
 	}
 	var res *read.Result
 	var text []byte
@@ -93,7 +93,7 @@ func (s *Server) readView(ctx context.Context, r root, in read.Input, bound int)
 		b.MaxBytes = room
 		lim := read.Limits{MaxViewBytes: min(read.DefaultLimits.MaxViewBytes, room)}
 		res, _ = read.Read(ctx, r.ws, in, read.Options{Limits: lim, Budget: read.Tokens(b)})
-		text = read.Format(res, read.FormatRows)
+		text = read.Brief(res, in.Limit != nil)
 		used := room
 		if v, t := res.View, res.Truncation; v != nil && t != nil && !slices.Contains(t.Reasons, "bytes") && !slices.Contains(t.Reasons, "budget") {
 			used = min(room, v.Bytes) // the end of the file (or the line limit) stopped the rows

@@ -17,10 +17,10 @@ import (
 
 // InspectRepositoryInput is the arguments of inspect_repository.
 type InspectRepositoryInput struct {
-	RepoPath string   `json:"repo_path" jsonschema:"the git work tree: a path relative to the first workspace root, or an absolute path inside a root"`
-	BaseRef  string   `json:"base_ref,omitempty" jsonschema:"base of the committed scope: a branch, tag or commit; default origin/HEAD, origin/main, origin/master, main or master"`
-	Scopes   []string `json:"scopes,omitempty" jsonschema:"the scopes to list: committed, staged, unstaged, untracked; default all four"`
-	Detail   string   `json:"detail,omitempty" jsonschema:"summary (default): the union of the changed paths; full: every scope with added/removed line counts"`
+	RepoPath string   `json:"repo_path"`
+	BaseRef  string   `json:"base_ref,omitempty" jsonschema:"default origin/HEAD, origin/main, main or master"`
+	Scopes   []string `json:"scopes,omitempty"`
+	Detail   string   `json:"detail,omitempty" jsonschema:"full adds line counts"`
 }
 
 // RunValidationsInput is the arguments of run_validations.
@@ -79,8 +79,8 @@ func (s *Server) addInspectRepository() {
 	register(s, &mcp.Tool{
 		Name:  "inspect_repository",
 		Title: "What changed in a git repository",
-		Description: "Lists what changed in a git work tree, like git status and git diff --stat: the changed paths in four disjoint scopes (committed since the base, staged, unstaged, untracked) with their status, and in detail full their added/removed line counts; never diff bodies. " +
-			"Executes nothing from the repository. Bounded: 50 paths per scope, counts stay true; the truncation field says what was left out.",
+		Description: "Lists what changed in a git work tree (git status, git diff --stat) in four scopes: committed since base_ref, staged, unstaged, untracked. " +
+			"No diff bodies; runs nothing from the repository; 50 paths per scope.",
 		InputSchema:  inspectRepositorySchema(),
 		OutputSchema: outputSchema[review.Report](),
 		Annotations: &mcp.ToolAnnotations{

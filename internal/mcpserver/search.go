@@ -13,16 +13,16 @@ import (
 
 // SearchInput is the arguments of search.
 type SearchInput struct {
-	Pattern  string   `json:"pattern,omitempty" jsonschema:"a regular expression (ripgrep syntax), or a literal string with fixed; give pattern or patterns"`
-	Patterns []string `json:"patterns,omitempty" jsonschema:"several patterns; a line matching any of them is a match"`
-	Paths    []string `json:"paths,omitempty" jsonschema:"files or directories to search, relative to the first workspace root or absolute inside a root; none searches the whole first root"`
-	Glob     []string `json:"glob,omitempty" jsonschema:"include (or with a leading ! exclude) files whose path matches, e.g. *.go or !vendor/**"`
-	Type     []string `json:"type,omitempty" jsonschema:"ripgrep file types to search, e.g. go, py, js"`
-	Case     string   `json:"case,omitempty" jsonschema:"sensitive (default), insensitive, or smart (insensitive unless a pattern has an upper-case letter)"`
-	Fixed    bool     `json:"fixed,omitempty" jsonschema:"treat the patterns as literal strings"`
-	Word     bool     `json:"word,omitempty" jsonschema:"match whole words only"`
-	Context  int      `json:"context,omitempty" jsonschema:"rows of context before and after each matched row"`
-	MaxCount int      `json:"max_count,omitempty" jsonschema:"stop searching a file after this many matching lines; 0 means no limit"`
+	Pattern  string   `json:"pattern,omitempty" jsonschema:"a regex"`
+	Patterns []string `json:"patterns,omitempty"`
+	Paths    []string `json:"paths,omitempty"`
+	Glob     []string `json:"glob,omitempty" jsonschema:"e.g. *.go"`
+	Type     []string `json:"type,omitempty" jsonschema:"e.g. go"`
+	Case     string   `json:"case,omitempty"`
+	Fixed    bool     `json:"fixed,omitempty"`
+	Word     bool     `json:"word,omitempty"`
+	Context  int      `json:"context,omitempty"`
+	MaxCount int      `json:"max_count,omitempty"`
 }
 
 func (s *Server) addSearch() {
@@ -35,8 +35,9 @@ func (s *Server) addSearch() {
 	register(s, &mcp.Tool{
 		Name:  "search",
 		Title: "Search the workspace",
-		Description: "Searches the contents of files (grep) with ripgrep, its regex syntax and ignore rules, and returns every matching line, and context lines, as a verified row \"PATH\":LINE:HASH TEXT, each once, in ripgrep's order. " +
-			"Bounded by 15,000 tokens: an incomplete result keeps the rows that fit and ends with a line [search: output_incomplete]; narrow the paths, glob or pattern to see the rest.",
+		Description: "Searches code (grep) with ripgrep: matching lines as rows LINE:HASH TEXT under each file's path. " +
+			"To see a function, outline it or look it up (symbol) and read its span, not wide context. " +
+			"Past 15,000 tokens: [search: output_incomplete].",
 		InputSchema:  in,
 		OutputSchema: outputSchema[grep.Result](),
 		Annotations: &mcp.ToolAnnotations{
@@ -92,11 +93,11 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in Search
 		b.MaxBytes = bound
 		b.Reserve = max(len(searchStopped(b, true)), len(searchStopped(b, false)))
 	}
-	res, err := grep.Collect(ctx, plan, grep.Config{Root: r.ws, Budget: b, LookupEnv: s.env})
+	res, err := grep.Collect(ctx, plan, grep.Config{Root: r.ws, Budget: b, LookupEnv: s.env, Grouped: !s.structured})
 	if err != nil {
 		return nil, nil, err
 	}
-	text := s.searchWithin(res, b, bound)
+	text := s.searchWithin(res, b, bound, in.Context > 0)
 	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 	withNote(out, note)
 	return out, res, nil
@@ -113,15 +114,16 @@ func searchStopped(b rows.Budget, bytes bool) string {
 // after the rows (paths skipped, ripgrep's message) take more than the
 // room kept for them. What is cut is rows from the end, and res then says
 // that the byte bound stopped it.
-func (s *Server) searchWithin(res *grep.Result, b rows.Budget, bound int) string {
+func (s *Server) searchWithin(res *grep.Result, b rows.Budget, bound int, context bool) string {
+	print := func(r *grep.Result) string { return grep.GroupedText(r, context) }
 	size := func(r *grep.Result) int {
 		if s.structured {
 			j, _ := encode(r)
 			return len(j)
 		}
-		return len(grep.Text(r))
+		return len(print(r))
 	}
-	text := grep.Text(res) // formatted once when it fits
+	text := print(res) // formatted once when it fits
 	if bound <= 0 || !s.structured && len(text) <= bound || s.structured && size(res) <= bound {
 		return text
 	}
@@ -143,5 +145,5 @@ func (s *Server) searchWithin(res *grep.Result, b rows.Budget, bound int) string
 			res.Skipped = append(skipped[:n:n], fmt.Sprintf("%d more paths skipped", len(skipped)-n))
 		}
 	}
-	return grep.Text(res)
+	return print(res)
 }

@@ -82,7 +82,7 @@ type Server struct {
 // 250 characters or so of the instructions as the namespace's description.
 // So the first sentence names every tool and what it is for, in the words
 // a model searches with.
-const Instructions = `rowkit reads, searches, outlines and edits the files of this workspace (read_file, search, inspect_file, edit), finds definitions, references and symbols (symbol) and lists what changed in a git repository (inspect_repository). Every source line it shows is a verified row "LINE:HASH TEXT": LINE:HASH names that exact line, so an edit can target it and fails safely if the line changed. Workflow: outline a file with inspect_file (each entry is ROW..ROW kind name) or find lines with search; read only the rows you need with read_file (offset and limit); copy the LINE:HASH identities you saw into your edit. Paths are relative to the first workspace root (absolute paths must lie inside a root). Every output is bounded and says what it left out and how to go on. A call that fails returns one line with the error's code and what to do.`
+const Instructions = `rowkit reads, searches, outlines and edits the files of this workspace (read_file, search, inspect_file, edit), finds definitions, references and symbols (symbol) and lists what changed in a git repository (inspect_repository). Every line it shows is a verified row LINE:HASH TEXT: edit targets a row by its LINE:HASH and refuses one that changed. To see a function, outline the file (inspect_file) or look the name up (symbol), then read its span with read_file; read only the rows you need. Paths are relative to the first workspace root. Every output is bounded and says what it left out.`
 
 // New builds the server: roots opened and canonical, the config read, the
 // tools registered.

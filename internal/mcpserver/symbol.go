@@ -17,15 +17,15 @@ import (
 
 // SymbolInput is the arguments of symbol.
 type SymbolInput struct {
-	Op          string   `json:"op" jsonschema:"def (go to definition), refs (find references, the declaration included), impl (implementations), typedef (type definition), hover (signature and doc comment), calls-in (callers), calls-out (callees), or find (symbols by name)"`
-	Path        string   `json:"path,omitempty" jsonschema:"the file, relative to the first workspace root (absolute inside a root); every op but find"`
-	Row         string   `json:"row,omitempty" jsonschema:"the row as LINE:HASH, copied from read_file, search or inspect_file (checked: a stale row is refused with the current rows), or a line number"`
-	Symbol      string   `json:"symbol,omitempty" jsonschema:"the name exactly as it is written on that row"`
-	N           int      `json:"n,omitempty" jsonschema:"which occurrence of symbol on the row, from 1, when it occurs more than once"`
-	Query       string   `json:"query,omitempty" jsonschema:"find: the name, or part of it (the server's fuzzy match)"`
-	Paths       []string `json:"paths,omitempty" jsonschema:"find: only symbols in these files or directories"`
-	In          []string `json:"in,omitempty" jsonschema:"refs, impl, calls-in, calls-out: only locations in files under these paths"`
-	WaitSeconds float64  `json:"wait_seconds,omitempty" jsonschema:"how long to wait for the language server's index, default 30"`
+	Op          string   `json:"op"`
+	Path        string   `json:"path,omitempty"`
+	Row         string   `json:"row,omitempty" jsonschema:"LINE:HASH or a line number"`
+	Symbol      string   `json:"symbol,omitempty" jsonschema:"as written on the row"`
+	N           int      `json:"n,omitempty" jsonschema:"its occurrence on the row"`
+	Query       string   `json:"query,omitempty" jsonschema:"find: a name or part"`
+	Paths       []string `json:"paths,omitempty" jsonschema:"find: only in these"`
+	In          []string `json:"in,omitempty" jsonschema:"only results under these"`
+	WaitSeconds float64  `json:"wait_seconds,omitempty" jsonschema:"for the index (default 30)"`
 }
 
 // symbolEngines are the server's symbol engines, one per workspace root,
@@ -48,11 +48,9 @@ func (s *Server) addSymbol() {
 	register(s, &mcp.Tool{
 		Name:  "symbol",
 		Title: "Go to definition, find references, find symbol",
-		Description: "Go to definition, find references, implementations, type definition, hover, callers and callees (calls-in, calls-out), or find a symbol by name (find), " +
-			"answered by the language server of the file (gopls for Go, pyright for Python, TypeScript's for TypeScript and JavaScript) as verified rows \"PATH\":LINE:HASH TEXT, each row once, definitions first, ready for read_file and edit. " +
-			"Name the position by path, row (LINE:HASH as read_file, search or inspect_file show it) and the symbol as written on that row. " +
-			"A definition shows its whole span as \"PATH\":ROW..ROW KIND NAME before its row; a file outside the workspace (standard library, dependencies) is one line with its count. " +
-			"Bounded by 15,000 tokens; an answer that is not whole ends with [symbol: CODE] saying why: index_incomplete (the server was still indexing: ask again) or output_incomplete (narrow with in or paths).",
+		Description: "Go to definition (def), find references (refs, the declaration included), impl, typedef, hover (signature and doc), callers (calls-in), callees (calls-out) of the symbol at path and row, or find symbols by name (find), from the language server (gopls, pyright, TypeScript's), " +
+			"as rows \"PATH\":LINE:HASH TEXT, definitions first after their span \"PATH\":ROW..ROW KIND NAME (read it to see one). " +
+			"An answer that is not whole ends with [symbol: index_incomplete] (ask again) or [symbol: output_incomplete] (narrow with in or paths).",
 		InputSchema:  in,
 		OutputSchema: outputSchema[symbol.Result](),
 		Annotations: &mcp.ToolAnnotations{

@@ -1,11 +1,14 @@
 package mcpserver
 
 import (
+	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rowkit/rowkit/internal/read"
 )
 
 // TestTextResults: a default server (what agent clients get) answers
@@ -44,7 +47,21 @@ func TestTextResults(t *testing.T) {
 			out, _ := cli(t, root, tc.cli...)
 			want = string(out)
 		}
-		if got := text(res); sortedLines(got) != sortedLines(want) {
+		if tc.tool == "read_file" {
+			// The CLI's view in brief: its rows, then only what the
+			// model cannot know.
+			out, _ := cli(t, root, append(tc.cli, "--format", "json")...)
+			var res read.Result
+			if err := json.Unmarshal(out, &res); err != nil {
+				t.Fatal(err)
+			}
+			want = string(read.Brief(&res, tc.args["limit"] != nil))
+		}
+		got := text(res)
+		if tc.tool == "search" {
+			got = ungroup(t, got) // the rows hgrep prints, grouped under their file
+		}
+		if sortedLines(got) != sortedLines(want) {
 			t.Errorf("%s %v: text\n%q\nwant (rowkit %s)\n%q", tc.tool, tc.args, got, strings.Join(tc.cli, " "), want)
 		}
 	}

@@ -201,8 +201,19 @@ func (pl *plan) checkSyntax(ctx context.Context, check Checker, checks func(path
 		fail := Failure{Op: "type", Path: f.path, Reason: ReasonLanguageSyntax,
 			Message: fmt.Sprintf("the new content does not parse: line %d: %s", line, msg), Proposed: prop}
 		var err error
-		if fail.Op, fail.Command, fail.Path, err = f.blame(ctx, check, line); err != nil {
+		var e *edit
+		if fail.Op, fail.Command, fail.Path, e, err = f.blame(ctx, check, line); err != nil {
 			return nil, err
+		}
+		if e != nil {
+			if x != nil {
+				fail.Message = f.syntaxMessage(e, x, line, msg)
+			}
+			if !f.created {
+				// The file's rows as they are around what the edit
+				// targeted: the targets of a retry, without a read.
+				fail.Rows = f.editContext(e)
+			}
 		}
 		fails = append(fails, fail)
 	}
@@ -214,26 +225,69 @@ func (pl *plan) checkSyntax(ctx context.Context, check Checker, checks func(path
 // it was) does not parse in; else the edit that most plausibly broke the
 // line; else, for a file the script creates without content that parses
 // (an empty Go file has no package clause), its new; else its last mv.
-func (f *fileState) blame(ctx context.Context, check Checker, l int) (op string, n int, path string, err error) {
+func (f *fileState) blame(ctx context.Context, check Checker, l int) (op string, n int, path string, e *edit, err error) {
 	if f.mv != nil && !f.created {
 		_, _, bad := check(ctx, f.dest, f.base)
 		if err := ctx.Err(); err != nil {
-			return "", 0, "", err
+			return "", 0, "", nil, err
 		}
 		if bad {
-			return "mv", f.mv.N, f.mv.Path, nil
+			return "mv", f.mv.N, f.mv.Path, nil, nil
 		}
 	}
 	if e := f.culprit(l); e != nil {
-		return e.cmd.Op(), e.cmd.N, e.path, nil
+		return e.cmd.Op(), e.cmd.N, e.path, e, nil
 	}
 	if f.created {
-		return "new", f.selCmd, f.path, nil
+		return "new", f.selCmd, f.path, nil, nil
 	}
 	if f.mv != nil {
-		return "mv", f.mv.N, f.mv.Path, nil
+		return "mv", f.mv.N, f.mv.Path, nil, nil
 	}
-	return "type", 0, f.path, nil
+	return "type", 0, f.path, nil, nil
+}
+
+// syntaxMessage says where the parser stopped relative to the text edit e
+// wrote, in the new content x: a parser often reports an unclosed block
+// where the next declaration starts, lines after the edit that opened it.
+func (f *fileState) syntaxMessage(e *edit, x *rows.Index, l int, msg string) string {
+	a := x.LineAt(e.outStart)
+	b := x.LineAt(max(e.outStart, e.outEnd-1))
+	what := fmt.Sprintf("rows %d-%d", e.startLine, e.endLine)
+	switch {
+	case f.created:
+		what = "the new file"
+	case e.insert:
+		what = fmt.Sprintf("an insertion before row %d", e.startLine)
+	case e.startLine == e.endLine:
+		what = fmt.Sprintf("row %d", e.startLine)
+	}
+	lines := fmt.Sprintf("new lines %d-%d", a, b)
+	if a == b {
+		lines = fmt.Sprintf("new line %d", a)
+	}
+	wrote := fmt.Sprintf("the text command %d wrote in place of %s (%s)", e.cmd.N, what, lines)
+	if e.insert || f.created {
+		wrote = fmt.Sprintf("the text command %d wrote, %s (%s)", e.cmd.N, what, lines)
+	}
+	switch {
+	case l >= a && l <= b:
+		return fmt.Sprintf("the new content does not parse at line %d, line %d of %s: %s", l, l-a+1, wrote, msg)
+	case l > b:
+		return fmt.Sprintf("the new content does not parse: the parser stopped at line %d, %d line(s) after %s: %s", l, l-b, wrote, msg)
+	}
+	return fmt.Sprintf("the new content does not parse at line %d, %d line(s) before %s: %s", l, a-l, wrote, msg)
+}
+
+// editContext is the file's current rows around what e targeted, at most
+// maxContextRows: both ends of a long span, so that a retry can name it.
+func (f *fileState) editContext(e *edit) []rows.Record {
+	a, b := e.startLine, max(e.endLine, e.startLine)
+	n := f.idx.Count()
+	if half := maxContextRows/2 - contextRadius; b-a+1 > 2*half {
+		return f.records(append(lineRange(a-contextRadius, a+half-1, n), lineRange(b-half+1, b+contextRadius, n)...))
+	}
+	return f.context(a, b, contextRadius)
 }
 
 // culprit is the edit that most plausibly broke line l of the new content:

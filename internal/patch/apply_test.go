@@ -339,7 +339,7 @@ func TestRelocatedEditSaysTheShift(t *testing.T) {
 		t.Fatalf("%+v", res.Edits)
 	}
 	text := Report(res, rows.DefaultBudget)
-	if !strings.Contains(text, "command 2 type (target moved +2 lines; rows read before are stale):\n") || !strings.Contains(text, "command 4 type:\n") {
+	if !strings.Contains(text, "command 2 type \"f.txt\" (target moved +2 lines; rows read before are stale):\n") || !strings.Contains(text, "command 4 type \"g.txt\":\n") {
 		t.Fatalf("%s", text)
 	}
 	if readFile(t, root.Dir(), "f.txt") != "new1\nnew2\nl1\nX\nl5\nl6\n" {
@@ -461,5 +461,52 @@ func TestMoveIntoFreedPlace(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(root.Dir(), "p.txt")); err == nil {
 			t.Fatalf("%q: p.txt is still there", script)
 		}
+	}
+}
+
+// A language-syntax rejection places the parser's message against the
+// text the edit wrote (Go's parser reports an unclosed block where the
+// next function starts, lines after the edit), and shows the file's
+// current rows around the edit: a retry needs no read.
+func TestApplyLanguageSyntaxMapped(t *testing.T) {
+	src := "package p\n\nfunc f() int {\n\treturn 1\n}\n\nfunc g() int {\n\treturn 2\n}\n"
+	var long strings.Builder
+	long.WriteString("package p\n\nvar x = []int{\n")
+	for i := 0; i < 60; i++ {
+		long.WriteString("\t1,\n")
+	}
+	long.WriteString("}\n")
+	root := workspaceWith(t, map[string]string{"p.go": src, "long.go": long.String()})
+	res, err := Apply(context.Background(), root, "in p.go\ntype 4:"+rows.Hash([]byte("\treturn 1"))+" \"\\tif true {\"\n", Options{})
+	if err == nil || len(res.Failures) != 1 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	f := res.Failures[0]
+	if want := "the new content does not parse: the parser stopped at line 7, 3 line(s) after the text command 2 wrote in place of row 4 (new line 4): "; !strings.HasPrefix(f.Message, want) {
+		t.Errorf("message %q, want it to start %q", f.Message, want)
+	}
+	var got []string
+	for _, r := range f.Rows {
+		got = append(got, fmt.Sprintf("%d:%s %s", r.Line, r.Hash, r.Text))
+	}
+	want := []string{"2:e3b0 ", "3:153e func f() int {", "4:760e \treturn 1", "5:d10b }", "6:e3b0 "}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows %q, want the current rows 2-6 %q", got, want)
+	}
+	// The rows are the file's: a retry with them applies.
+	if _, err := Apply(context.Background(), root, "in p.go\ntype 4:760e \"\\treturn 3\"\n", Options{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A long replaced span: both of its ends, within maxContextRows.
+	h := rows.Hash([]byte("\t1,"))
+	res, err = Apply(context.Background(), root, "in long.go\ntype 4:"+h+"..63:"+h+" \"\\t(\"\n", Options{})
+	if err == nil || len(res.Failures) != 1 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	f = res.Failures[0]
+	first, last := f.Rows[0], f.Rows[len(f.Rows)-1]
+	if len(f.Rows) > maxContextRows || first.Line != 2 || last.Line != 64 || !strings.Contains(f.Message, "in place of rows 4-63 (new line 4)") {
+		t.Errorf("%d rows from %d to %d; %s", len(f.Rows), first.Line, last.Line, f.Message)
 	}
 }

@@ -194,8 +194,23 @@ func report(res *Result, b rows.Budget) (string, kept) {
 		// Too many files to list: the summary line alone.
 		return fmt.Sprintf("applied: %s\n", strings.Join(parts, ", ")) + leftOut(b, adm.Report().Bytes, len(res.Files), "file actions"), kept{}
 	}
+	// The rows name their file as ripgrep's --heading does: not at all
+	// when the script changed one file (the action line above names it),
+	// otherwise once, on the line that starts the rows, not on each row.
+	one := len(res.Files) == 1
+	heading := func(blk []byte, path string) []byte {
+		if !one {
+			blk = append(blk, ' ')
+			blk = jsonstr.Append(blk, path)
+		}
+		return append(blk, ":\n"...)
+	}
 	for i, e := range res.Edits {
 		blk = fmt.Appendf(blk[:0], "command %d %s", e.Command, e.Op)
+		if !one {
+			blk = append(blk, ' ')
+			blk = jsonstr.Append(blk, e.Path)
+		}
 		if e.Moved != 0 {
 			// Relocated: the rows the model copied were stale, and so are
 			// the others it copied from the file at the same time.
@@ -206,7 +221,7 @@ func report(res *Result, b rows.Budget) (string, kept) {
 			blk = fmt.Appendf(blk, " (target moved %+d %s; rows read before are stale)", e.Moved, unit)
 		}
 		blk = append(blk, ":\n"...)
-		blk = appendRecords(blk, e.Path, e.Rows)
+		blk = appendRecords(blk, "", e.Rows)
 		if ok, _ := adm.Admit(blk); !ok {
 			adm.Flush()
 			out.WriteString(leftOut(b, adm.Report().Bytes, len(res.Edits)-i, "edits"))
@@ -214,8 +229,8 @@ func report(res *Result, b rows.Budget) (string, kept) {
 		}
 	}
 	for i, g := range res.Gofmt {
-		blk = append(blk[:0], "gofmt:\n"...)
-		blk = appendRecords(blk, g.Path, g.Rows)
+		blk = heading(append(blk[:0], "gofmt"...), g.Path)
+		blk = appendRecords(blk, "", g.Rows)
 		if ok, _ := adm.Admit(blk); !ok {
 			adm.Flush()
 			out.WriteString(leftOut(b, adm.Report().Bytes, len(res.Gofmt)-i, "gofmt files"))

@@ -78,3 +78,71 @@ func JSON(res *Result) []byte {
 	}
 	return b.Bytes()
 }
+
+// Brief renders res as MCP read_file shows it to a model, which knows what
+// it asked for: the rows as FormatRows prints them, then only what the
+// model cannot know. A view that is not the whole file ends with the
+// file's length, "(N lines)"; the continue note stays only when the view
+// was cut short of what the model asked for (the byte or token limit, the
+// default line limit, a limit clamped to the ceiling), and then names the
+// cut, the length and the offset that reads on. Every other note stays as
+// Format prints it. The structured result keeps every note.
+func Brief(res *Result, limitGiven bool) []byte {
+	c := *res
+	c.Notes = make([]Note, 0, len(res.Notes))
+	clamped := false
+	for _, n := range res.Notes {
+		clamped = clamped || n.Code == "clamped"
+	}
+	length := ""
+	if v, tot := res.View, res.Totals; v != nil && tot != nil && v.Partial && len(v.Lines) > 0 {
+		unit := "lines"
+		if res.Classification != nil && res.Classification.Kind == "directory" {
+			unit = "entries"
+		}
+		if tot.Lines != nil && tot.Exact {
+			length = fmt.Sprintf("%d %s", *tot.Lines, unit)
+		} else {
+			length = fmt.Sprintf("more than %d %s", v.EndLine, unit)
+		}
+	}
+	for _, n := range res.Notes {
+		if n.Code == "continue" && n.Retry != nil && res.View != nil {
+			reason := ""
+			if n.Data != nil {
+				reason = n.Data.Reason
+			}
+			if reason == "lines" && limitGiven && !clamped {
+				continue // the view is what the model asked for
+			}
+			n.Message = fmt.Sprintf("cut at line %d of %s by the %s; to continue, read offset %d",
+				res.View.EndLine, length, cutBy(reason, res.Request), n.Retry.Offset)
+			length = ""
+		}
+		c.Notes = append(c.Notes, n)
+	}
+	b := Format(&c, FormatRows)
+	if length != "" {
+		if len(c.Notes) == 0 {
+			b = append(b, '\n')
+		}
+		b = fmt.Appendf(b, "(%s)\n", length)
+	}
+	return b
+}
+
+// cutBy names the limit a truncation reason stands for.
+func cutBy(reason string, req *Request) string {
+	switch reason {
+	case "lines":
+		if req != nil {
+			return fmt.Sprintf("%d-line limit", req.Limit)
+		}
+		return "line limit"
+	case "budget":
+		return "token limit"
+	case "bytes":
+		return "byte limit"
+	}
+	return reason + " limit"
+}

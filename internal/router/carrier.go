@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/rowkit/rowkit/internal/codex"
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/jsonstr"
 )
@@ -37,23 +38,30 @@ const (
 
 // Output bounds. Codex 0.169 hands the model a command's output whole when
 // it is at most 4 x min(max_output_tokens, policy) bytes and otherwise
-// cuts the middle out, inside a line. The policy is 2,500 tokens for most
-// models and 10,000 for the codex family, so a carrier that asks for 2,500
-// tokens is cut past 10,000 bytes for both (measured with gpt-5.5-codex and
-// gpt-4.1: 10,000 bytes came whole, 10,001 were cut; the count is bytes,
-// not characters). rowkit bounds what a carrier prints at OutputBytes, 400
-// bytes below the cut, so that rowkit's own note (what it left out) is what
-// the model reads and never Codex's cut; the margin is for what /bin/sh
-// itself may print around the carrier (a "not found" when the binary is
-// gone). A user who sets tool_output_token_limit below 2,500 lowers
-// Codex's cut below the bound.
+// cuts the middle out, inside a line. The policy is codex.Policy of the
+// request's model: 10,000 tokens for a model of Codex's catalogue, 2,500
+// for any other (measured with gpt-5.5-codex and gpt-4.1: 40,000 and
+// 10,000 bytes came whole, a byte more was cut; the count is bytes, not
+// characters). So a carrier asks for the policy's tokens, the largest
+// output Codex passes whole, and rowkit bounds what it prints 400 bytes
+// below that (OutputBound), so that rowkit's own note (what it left out) is
+// what the model reads and never Codex's cut; the margin is for what
+// /bin/sh itself may print around the carrier (a "not found" when the
+// binary is gone). A user who sets tool_output_token_limit below the
+// policy lowers Codex's cut below the bound.
 const (
-	OutputTokens = 2500
-	OutputBytes  = 4*OutputTokens - 400
+	outputMargin = 400
+	// OutputBytes is the bound of a carrier for a model without
+	// metadata, and of rowkit carrier without --max-output.
+	OutputBytes = 4*codex.FallbackPolicy - outputMargin
 	// YieldMS is the most Codex honours: a longer run returns a session ID
 	// that the model polls with write_stdin.
 	YieldMS = 30000
 )
+
+// OutputBound is the output bound of a carrier under a tool output policy
+// of tokens.
+func OutputBound(tokens int) int { return 4*tokens - outputMargin }
 
 // CarrierShell runs every carrier: a quoted heredoc is literal in every
 // POSIX sh, and naming it keeps the user's login shell (fish, zsh) and its
@@ -71,6 +79,7 @@ type Carrier struct {
 	frontend string // the rowkit binary as Codex's executor sees it
 	quoted   string // frontend as one POSIX single-quoted word
 	yield    int    // yield_time_ms of every carrier
+	tokens   int    // max_output_tokens of every carrier: the model's policy
 	memo     *memo  // the carriers of recent requests, decoded (see memo)
 	// histories are the last few histories rewritten (see histories).
 	histories *histories
@@ -91,7 +100,7 @@ func NewCarrier(frontend string) (*Carrier, error) {
 	if len(q) > MaxFrontendBytes {
 		return nil, errs.Usagef("the rowkit binary's path is %d bytes quoted; a carrier takes at most %d", len(q), MaxFrontendBytes)
 	}
-	return &Carrier{frontend: frontend, quoted: q, yield: YieldMS, memo: newMemo(), histories: &histories{}}, nil
+	return &Carrier{frontend: frontend, quoted: q, yield: YieldMS, tokens: codex.FallbackPolicy, memo: newMemo(), histories: &histories{}}, nil
 }
 
 // WithYield returns the carrier with carriers that yield after ms
@@ -100,6 +109,15 @@ func NewCarrier(frontend string) (*Carrier, error) {
 func (c *Carrier) WithYield(ms int) *Carrier {
 	d := *c
 	d.yield = ms
+	return &d
+}
+
+// ForModel returns the carrier with carriers for model: they ask for its
+// tool output policy and bound the output below what Codex then passes
+// whole. The memo and histories are shared.
+func (c *Carrier) ForModel(model string) *Carrier {
+	d := *c
+	d.tokens = codex.Policy(model)
 	return &d
 }
 
@@ -119,7 +137,7 @@ func (c *Carrier) Command(tool, input string) (string, error) {
 	b.Grow(len(c.quoted) + len(input) + 100)
 	b.WriteString(c.quoted)
 	b.WriteString(" carrier --max-output ")
-	b.WriteString(strconv.Itoa(OutputBytes))
+	b.WriteString(strconv.Itoa(OutputBound(c.tokens)))
 	b.WriteString(" ")
 	b.WriteString(tool)
 	b.WriteString(" <<'")
@@ -149,7 +167,7 @@ func (c *Carrier) Encode(tool, input string) (string, error) {
 	b = append(b, `,"shell":"`+CarrierShell+`","login":false,"yield_time_ms":`...)
 	b = strconv.AppendInt(b, int64(c.yield), 10)
 	b = append(b, `,"max_output_tokens":`...)
-	b = strconv.AppendInt(b, OutputTokens, 10)
+	b = strconv.AppendInt(b, int64(c.tokens), 10)
 	b = append(b, '}')
 	return string(b), nil
 }

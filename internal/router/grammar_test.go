@@ -3,10 +3,12 @@ package router
 import (
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -21,8 +23,10 @@ import (
 // it is proven here against the one authority on HPATCH/2, rowkit's parser:
 // Debian's python3-lark runs it over every file of every testscript archive
 // (the hpatch scripts they apply and, as rejected input, everything else),
-// over generated scripts and over mutations of the accepted ones, and the
-// grammar must accept exactly the scripts patch.Parse accepts.
+// over generated scripts and over mutations of the accepted ones. The
+// grammar must accept every script patch.Parse accepts, and reject every
+// script patch.Parse rejects, except those whose every failure is one of
+// the values the grammar leaves to the parser (valueOnly).
 func TestGrammarMatchesParser(t *testing.T) {
 	python := larkPython(t)
 	var cases []string
@@ -86,8 +90,15 @@ func TestGrammarMatchesParser(t *testing.T) {
 	got, version := runLark(t, python, checked, "dynamic")
 	t.Logf("lark %s: %d scripts (%d files of %d archives), %d accepted by the parser, %d with a reversed range left out",
 		version, len(checked), fromArchives, len(archives), nAccepted, skipped)
-	bad := 0
+	bad, relaxed := 0, map[string]int{}
 	for i, s := range checked {
+		if got[i] && !want[i] {
+			_, fails := patch.Parse(s)
+			if class := valueOnly(fails); class != "" {
+				relaxed[class]++
+				continue
+			}
+		}
 		if got[i] != want[i] {
 			bad++
 			if bad <= 15 {
@@ -99,6 +110,12 @@ func TestGrammarMatchesParser(t *testing.T) {
 	if bad > 0 {
 		t.Fatalf("%d of %d scripts disagree", bad, len(checked))
 	}
+	t.Logf("accepted by the grammar, refused by the parser for a value: %v", relaxed)
+	for _, class := range []string{"line number", "count", "surrogate", "control character in a text target", "type EOF value"} {
+		if relaxed[class] == 0 {
+			t.Errorf("no script probes the grammar's %s", class)
+		}
+	}
 
 	// Lark's dynamic lexer takes one match per terminal and position;
 	// dynamic_complete tries every split. They agree on the short scripts
@@ -109,15 +126,68 @@ func TestGrammarMatchesParser(t *testing.T) {
 	for i, s := range checked {
 		if len(s) <= 120 && len(short) < 1000 {
 			short = append(short, s)
-			shortWant = append(shortWant, want[i])
+			shortWant = append(shortWant, got[i])
 		}
 	}
 	complete, _ := runLark(t, python, short, "dynamic_complete")
 	for i, s := range short {
 		if complete[i] != shortWant[i] {
-			t.Errorf("dynamic_complete: grammar %v, parser %v on %q", complete[i], shortWant[i], s)
+			t.Errorf("dynamic_complete: %v, dynamic %v on %q", complete[i], shortWant[i], s)
 		}
 	}
+}
+
+// valueOnly names the class of value the grammar leaves to the parser
+// when every one of fails is of that class, and is "" otherwise: a line
+// number past 2^63-1 (the grammar bounds digits, not values), a count past
+// 2^20, a \u escape of a lone surrogate, a control character (by escape)
+// in a text target, a type EOF value other than a line terminator.
+func valueOnly(fails []patch.Failure) string {
+	class := ""
+	for _, f := range fails {
+		c := ""
+		switch m := f.Message; {
+		case f.Reason == patch.ReasonInvalidCount:
+			c = "count"
+		case strings.Contains(m, "unpaired UTF-16 surrogate"):
+			c = "surrogate"
+		case strings.HasPrefix(m, "a text target cannot contain"):
+			c = "control character in a text target"
+		case strings.HasPrefix(m, "type EOF sets the file's final terminator"):
+			c = "type EOF value"
+		case overflows(m):
+			c = "line number"
+		default:
+			return ""
+		}
+		if class != "" && class != c {
+			return "several"
+		}
+		class = c
+	}
+	return class
+}
+
+// overflowRow is the parser's message for a target or range that does not
+// parse; it overflows when a line number of it is past 2^63-1.
+var overflowRow = regexp.MustCompile(`^malformed (?:target|range) "([^"]*)"`)
+
+func overflows(m string) bool {
+	sub := overflowRow.FindStringSubmatch(m)
+	if sub == nil {
+		return false
+	}
+	max := new(big.Int).SetUint64(1<<63 - 1)
+	over := false
+	for _, row := range strings.Split(sub[1], "..") {
+		n, h, ok := strings.Cut(row, ":")
+		v, isNum := new(big.Int).SetString(n, 10)
+		if !ok || !isNum || n[0] == '0' || !regexp.MustCompile(`^[0-9a-f]{4}$`).MatchString(h) {
+			return false
+		}
+		over = over || v.Cmp(max) > 0
+	}
+	return over
 }
 
 // parserAccepts says whether patch.Parse accepts s, and whether it rejects

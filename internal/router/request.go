@@ -8,6 +8,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/rowkit/rowkit/internal/codex"
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/jsonstr"
 )
@@ -25,6 +26,10 @@ type Request struct {
 	// Instructions says why the base instructions were left alone ("" when
 	// they were rewritten or the tools were not).
 	Instructions string
+	// Model is the request's model, as its body names it: the carrier
+	// for its response is Carrier.ForModel(Model), whose bound the
+	// rewritten shell tool names.
+	Model string
 	// Decoded counts the carriers in the history turned back into the
 	// model's own calls; Explained the refusals put back in place of
 	// Codex's "unsupported custom tool call".
@@ -71,11 +76,14 @@ func (c *Carrier) rewriteParts(body []byte) (Request, [][]byte) {
 		w.r = Request{Body: body, Tools: "left alone: the body is not a JSON object"}
 		return w.r, nil
 	}
+	if top.model.ok() {
+		w.r.Model, _ = str(body[top.model.start:top.model.end])
+	}
 	var kept [][]byte
 	w.r.Tools, kept = qualifies(body, top)
 	switch {
 	case w.r.Tools == "":
-		w.edits = append(w.edits, edit{top.tools.start, top.tools.end, rewriteTools(kept)})
+		w.edits = append(w.edits, edit{top.tools.start, top.tools.end, rewriteTools(kept, codex.Policy(w.r.Model))})
 		w.r.Routed = true
 		w.r.Instructions = w.instructions(top)
 	case noTools(body, top):
@@ -99,7 +107,7 @@ func (s span) ok() bool { return s.end > 0 }
 // each key, as encoding/json's decoder would not, but as the upstream's
 // own tools see a duplicate is no concern of the router's).
 type topLevel struct {
-	stream, previous, tools, toolChoice, instructions, input span
+	stream, previous, tools, toolChoice, instructions, input, model span
 }
 
 // edit replaces body[start:end] with repl.
@@ -195,6 +203,8 @@ func (w *rewrite) scan() (topLevel, bool) {
 			top.instructions = first(top.instructions, v)
 		case "input":
 			top.input = first(top.input, v)
+		case "model":
+			top.model = first(top.model, v)
 		}
 		i = skipSpace(b, end)
 		if i >= len(b) {
@@ -387,10 +397,10 @@ func toolTypeName(t []byte) (typ, name string) {
 	return typ, name
 }
 
-// rewriteTools is the tools array of kept, with hpatch and shell at its
-// end.
-func rewriteTools(kept [][]byte) []byte {
-	hpatch, shell := builtinTools()
+// rewriteTools is the tools array of kept, with hpatch and shell for a
+// tool output policy of tokens at its end.
+func rewriteTools(kept [][]byte, tokens int) []byte {
+	hpatch, shell := builtinTools(tokens)
 	n := len(hpatch) + len(shell) + 3
 	for _, t := range kept {
 		n += len(t) + 1

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rowkit/rowkit/internal/codex"
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/jsonstr"
 )
@@ -36,6 +37,9 @@ func (c *Carrier) rewriteRef(body []byte) Request {
 		changed = true
 	}
 
+	if m := get(top, "model"); m != nil {
+		r.Model, _ = str(m)
+	}
 	r.Tools = qualifiesRef(top)
 	if r.Tools == "" {
 		tools, _ := splitArray(get(top, "tools"))
@@ -45,7 +49,7 @@ func (c *Carrier) rewriteRef(body []byte) Request {
 				kept = append(kept, t)
 			}
 		}
-		hpatch, shell := builtinTools()
+		hpatch, shell := builtinTools(codex.Policy(r.Model))
 		kept = append(kept, hpatch, shell)
 		top = set(top, "tools", joinArray(kept))
 		r.Routed, changed = true, true

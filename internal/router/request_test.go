@@ -6,8 +6,12 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rowkit/rowkit/internal/codex"
+	"github.com/rowkit/rowkit/internal/errs"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/codex-0.169")
@@ -149,7 +153,7 @@ func checkRewrittenTools(t *testing.T, orig, got json.RawMessage) {
 			t.Errorf("tool %d (%s) changed", i, toolName(want[i]))
 		}
 	}
-	if hpatch, shell := builtinTools(); !bytes.Equal(g[len(want)], hpatch) || !bytes.Equal(g[len(want)+1], shell) {
+	if hpatch, shell := builtinTools(codex.CataloguePolicy); !bytes.Equal(g[len(want)], hpatch) || !bytes.Equal(g[len(want)+1], shell) {
 		t.Error("hpatch and shell are not the last two tools")
 	}
 	names := map[string]int{}
@@ -440,4 +444,39 @@ func FuzzRewrite(f *testing.F) {
 func toolName(t json.RawMessage) string {
 	_, name := toolTypeName(t)
 	return name
+}
+
+// The shell tool a request gets names the bound of its model's carriers,
+// and the carriers for its response ask for the model's tool output policy:
+// the largest output Codex then passes whole (TestCodex, TestCodexFallback).
+func TestRewriteForModel(t *testing.T) {
+	body := recorded(t, "turn")
+	for _, tc := range []struct {
+		model, bound, tokens string
+	}{
+		{"gpt-5.5-codex", "39600", "10000"},
+		{"gpt-6-sol", "39600", "10000"},
+		{"gpt-4.1", "9600", "2500"},
+		{"gpt-5.2-codex", "9600", "2500"},
+	} {
+		b := bytes.Replace(body, []byte(`"model":"gpt-5.5-codex"`), []byte(`"model":"`+tc.model+`"`), 1)
+		r := testCarrier(t).Rewrite(b)
+		if !r.Routed || r.Model != tc.model {
+			t.Fatalf("%s: routed %v, model %q", tc.model, r.Routed, r.Model)
+		}
+		var shell struct{ Description string }
+		for _, tl := range elems(t, get(members(t, r.Body), "tools")) {
+			if toolName(tl) == "shell" {
+				json.Unmarshal(tl, &shell)
+			}
+		}
+		n, _ := strconv.Atoi(tc.bound)
+		if !strings.Contains(shell.Description, "Output over "+errs.Thousands(n)+" bytes") {
+			t.Errorf("%s: the shell tool says %q", tc.model, shell.Description)
+		}
+		args, err := testCarrier(t).ForModel(tc.model).Encode(ToolShell, "true")
+		if err != nil || !strings.Contains(args, " carrier --max-output "+tc.bound+" shell ") || !strings.HasSuffix(args, `"max_output_tokens":`+tc.tokens+`}`) {
+			t.Errorf("%s: the carrier %s, %v", tc.model, args, err)
+		}
+	}
 }

@@ -17,7 +17,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rowkit/rowkit/internal/codex"
 	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/patch"
 )
 
 // MaxRequestBytes bounds a request body (Codex sends the whole history in
@@ -93,31 +95,33 @@ func Preflight(c *Carrier, rg string, rgErr error) error {
 }
 
 // checkTools checks that the tools the router offers are the built-in
-// ones and agree with the carrier: the grammar, the one guidance text in
-// both descriptions, the output bound the carrier sets, and every private
-// command named.
+// ones and agree with the carrier, for each tool output policy: the
+// grammar, HPATCH/2 in hpatch's description, the output bound the carrier
+// sets, and every private command named.
 func checkTools() error {
-	var h, s struct {
-		Type, Name, Description string
-		Format                  *struct{ Type, Syntax, Definition string }
-	}
-	hpatch, shell := builtinTools()
-	if json.Unmarshal(hpatch, &h) != nil || json.Unmarshal(shell, &s) != nil {
-		return errs.New(CodeStartup, "a built-in tool is not valid JSON")
-	}
-	switch {
-	case h.Name != ToolHpatch || h.Format == nil || h.Format.Definition != Grammar() || !strings.HasPrefix(Grammar(), "start: "):
-		return errs.New(CodeStartup, "the hpatch tool does not carry the built-in grammar")
-	case h.Description != hpatchDescription || s.Description != shellDescription() || s.Name != ToolShell:
-		return errs.New(CodeStartup, "a tool description is not the built-in one")
-	case !strings.Contains(h.Description, Guidance) || !strings.Contains(s.Description, Guidance):
-		return errs.New(CodeStartup, "a tool description does not carry rowkit's guidance")
-	case !strings.Contains(s.Description, errs.Thousands(OutputBytes)+" bytes"):
-		return errs.New(CodeStartup, "the shell description does not name the carrier's output bound")
-	}
-	for _, c := range []string{"hread", "hgrep", "inspect_file", "hpatch"} {
-		if !strings.Contains(s.Description, "`"+c) {
-			return errs.Errorf(CodeStartup, "the shell description does not name %s", c)
+	for _, tokens := range []int{codex.FallbackPolicy, codex.CataloguePolicy} {
+		var h, s struct {
+			Type, Name, Description string
+			Format                  *struct{ Type, Syntax, Definition string }
+		}
+		hpatch, shell := builtinTools(tokens)
+		if json.Unmarshal(hpatch, &h) != nil || json.Unmarshal(shell, &s) != nil {
+			return errs.New(CodeStartup, "a built-in tool is not valid JSON")
+		}
+		switch {
+		case h.Name != ToolHpatch || h.Format == nil || h.Format.Definition != Grammar() || !strings.HasPrefix(Grammar(), "start: "):
+			return errs.New(CodeStartup, "the hpatch tool does not carry the built-in grammar")
+		case h.Description != hpatchDescription || s.Description != shellDescription(tokens) || s.Name != ToolShell:
+			return errs.New(CodeStartup, "a tool description is not the built-in one")
+		case !strings.Contains(h.Description, patch.Brief):
+			return errs.New(CodeStartup, "the hpatch description does not carry HPATCH/2")
+		case !strings.Contains(s.Description, errs.Thousands(OutputBound(tokens))+" bytes"):
+			return errs.New(CodeStartup, "the shell description does not name the carrier's output bound")
+		}
+		for _, c := range []string{"hread", "hgrep", "inspect_file", "hsymbol", "hpatch"} {
+			if !strings.Contains(s.Description, "`"+c) {
+				return errs.Errorf(CodeStartup, "the shell description does not name %s", c)
+			}
 		}
 	}
 	return nil
@@ -231,9 +235,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// they are (never joined: a copy of a megabyte for a long session).
 	var up [][]byte
 	routed := false
+	carrier := s.cfg.Carrier
 	if !s.cfg.Passthrough && isResponses(r) {
 		rq, parts := s.cfg.Carrier.rewriteParts(body)
 		up, routed = parts, rq.Routed
+		carrier = s.cfg.Carrier.ForModel(rq.Model)
 		l.Routed, l.Tools, l.Instructions, l.Decoded, l.Explained = rq.Routed, rq.Tools, rq.Instructions, rq.Decoded, rq.Explained
 	}
 	if up == nil {
@@ -310,7 +316,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	flush := func() { rc.Flush() }
 	if transform {
-		st, err := s.cfg.Carrier.RewriteStream(w, flush, resp.Body)
+		st, err := carrier.RewriteStream(w, flush, resp.Body)
 		l.Carried, l.Refused = st.Carried, st.Refused
 		if err != nil {
 			l.Error = err.Error()

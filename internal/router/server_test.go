@@ -179,8 +179,10 @@ func TestServerRouted(t *testing.T) {
 	if got.uri != "/v1/responses" {
 		t.Fatalf("uri %s", got.uri)
 	}
-	o := rewriteStream(t, testCarrier(t), events)
-	if string(out) != o.raw {
+	// The carrier for the request's model (gpt-5.5-codex: Codex passes
+	// 40,000 bytes whole).
+	o := rewriteStream(t, testCarrier(t).ForModel("gpt-5.5-codex"), events)
+	if string(out) != o.raw || !strings.Contains(o.raw, `carrier --max-output 39600 hpatch`) || !strings.Contains(o.raw, `\"max_output_tokens\":10000}`) {
 		t.Fatalf("Codex got:\n%s\nwant:\n%s", out, o.raw)
 	}
 	ls := logLines(t, log)

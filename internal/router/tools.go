@@ -2,57 +2,69 @@ package router
 
 import (
 	"encoding/json"
-	"fmt"
-	"strings"
+	"io"
 	"sync"
 
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/jsonstr"
 	"github.com/rowkit/rowkit/internal/patch"
+	"github.com/rowkit/rowkit/internal/shell"
 )
 
 // Guidance is rowkit's central guidance: how to work with verified rows.
 // It is one text, used where Codex's base instructions told the model to
-// use apply_patch and in both tool descriptions, so that the model reads
-// the same words everywhere.
-const Guidance = "Work in `shell` and edit with `hpatch`. To find code, outline a file with " +
-	"`inspect_file PATH` or search with `hgrep PATTERN [PATH...]`, then read only the rows you need " +
-	"with `hread PATH START:END`. Every row prints as `LINE:HASH TEXT`: copy `LINE:HASH` exactly " +
-	"as the target of an `hpatch` edit. Create and edit files only with `hpatch`, never with `cat`, " +
-	"`sed -i`, redirections or Python; formatting commands and bulk mechanical rewrites may still " +
-	"run in `shell`."
+// use apply_patch. The tool descriptions, sent with every request too, do
+// not repeat it.
+const Guidance = "Work in `shell` and edit with `hpatch`. To see a function, outline its file with " +
+	"`inspect_file --text PATH` or find its definition with `hsymbol def PATH ROW NAME`, and read its span with " +
+	"`hread PATH START:END`, rather than `hgrep` with wide context; find code with `hgrep PATTERN " +
+	"[PATH...]`, references with `hsymbol refs`. Every row prints as `LINE:HASH TEXT`: copy " +
+	"`LINE:HASH` exactly as the target of an `hpatch` edit. Create and edit files only with `hpatch`, " +
+	"never with `cat`, `sed -i`, redirections or Python; formatting commands and bulk mechanical " +
+	"rewrites may still run in `shell`."
 
-// hpatchDescription is the hpatch tool's description: the one HPATCH/2
-// description every surface shows (patch.Language), between the router's
-// own words (where the script goes, what comes back, the concurrency of
-// Codex's calls) and the guidance.
-const hpatchDescription = "Apply an HPATCH/2 edit script to the files of the working directory, " +
-	"all of them or none. This is a FREEFORM tool: send the script itself, not JSON. It replaces " +
-	"apply_patch, which is not available here.\n\n" + patch.Language + "\n" +
-	"The result lists the rows around each edit (\"PATH\":LINE:HASH TEXT), ready for the next " +
-	"script; a rejected script changes nothing and shows the current rows to retry with. The calls " +
-	"of one response run at the same time: an edit and what depends on it belong in different " +
-	"responses, or in one `shell` script (`hpatch <<'EOF' ... EOF && go test ./...`).\n\n" + Guidance
+// hpatchDescription is the hpatch tool's description: the router's own
+// words (where the script goes, what comes back, the concurrency of
+// Codex's calls), then HPATCH/2 as every model's tool text teaches it
+// (patch.Brief). The guidance is in the instructions: the tools go out
+// with every request too.
+const hpatchDescription = "Edits files with an HPATCH/2 script, all or none; FREEFORM (the script itself, " +
+	"not JSON), in place of apply_patch. The result shows the rows around each edit; a rejected script " +
+	"changes nothing and shows the current rows. Calls of one response run at once: put an edit and " +
+	"what depends on it in separate responses, or in one `shell` script (`hpatch <<'EOF' ... EOF` then " +
+	"the tests).\n\n" + patch.Brief
 
-// shellDescription is the shell tool's description.
-func shellDescription() string {
-	return "Run one bash script in the working directory; the result is its combined " +
-		"stdout and stderr and its exit status. This is a FREEFORM tool: send the script itself, not " +
-		"JSON. bash runs it as a login shell, as Codex runs commands. These commands are on its PATH and " +
-		"print verified rows LINE:HASH TEXT: `hread PATH [START:END]` (a file, or a range of its lines), " +
-		"`hgrep PATTERN [PATH...]` (ripgrep; rows \"PATH\":LINE:HASH TEXT), `inspect_file PATH` (a " +
-		"file's outline as JSON whose spans are rows) and `hpatch` (an HPATCH/2 script on stdin, e.g. " +
-		"`hpatch <<'EOF' ... EOF`). Output over " + errs.Thousands(OutputBytes) + " bytes keeps its head " +
-		"and tail and says what it left out. Processes the script leaves running are stopped when it ends " +
-		"(`setsid -f CMD >LOG 2>&1` detaches one on purpose). A run longer than 30 s returns a " +
-		"session ID to poll with write_stdin. The calls of one response run at the same time.\n\n" + Guidance
+// shellDescription is the shell tool's description under a tool output
+// policy of tokens: it names the carrier's bound (OutputBound) and the
+// room a private command gets within it, the first bytes of the output
+// that the shell keeps whole (shell.Output).
+func shellDescription(tokens int) string {
+	bound := OutputBound(tokens)
+	head := shell.NewOutput(io.Discard, bound).Room()
+	return "Run a bash script in the working directory (a login shell, as Codex runs commands); the " +
+		"result is its stdout and stderr together and its exit status. FREEFORM: send the script itself, " +
+		"not JSON. These commands are on its PATH and print verified rows LINE:HASH TEXT: `hread PATH " +
+		"[START:END]` (a file, or lines of it), `hgrep PATTERN [PATH...]` (ripgrep; rows " +
+		"\"PATH\":LINE:HASH TEXT), `inspect_file [--text] PATH` (an outline whose spans are rows; JSON, or a line per entry), " +
+		"`hsymbol OP PATH ROW NAME` (the language server's def, refs, impl, hover, calls-in, calls-out) and " +
+		"`hpatch <<'EOF' ... EOF` (an HPATCH/2 script). Output over " + errs.Thousands(bound) +
+		" bytes keeps its head and tail and says what it left out; hread, hgrep, hsymbol and inspect_file stop at a " +
+		"whole row within the first " + errs.Thousands(head) + " bytes and say how to go on. Processes the " +
+		"script leaves running are stopped when it ends (`setsid -f CMD >LOG 2>&1` detaches one). A run over 30 s returns a " +
+		"session ID to poll with write_stdin. The calls of one response run at the same time."
 }
 
 // Grammar is HPATCH/2 as a Lark grammar in the dialect of OpenAI's custom
-// tools (llguidance: no lookaround, no priorities): it accepts exactly the
-// scripts rowkit's parser (internal/patch.Parse) accepts, except a range
-// that ends before it starts, which no context-free grammar can tell (the
-// parser answers target-order). grammar_test.go proves it with Lark.
+// tools (llguidance: no lookaround, no priorities). It accepts every
+// script rowkit's parser (internal/patch.Parse) accepts and rejects every
+// script the parser rejects for its structure. It also accepts a few the
+// parser refuses for a value that no grammar of this size bounds: a range
+// that ends before it starts (no context-free grammar compares numbers),
+// a line number past 2^63-1 or a count past 2^20 (the grammar bounds
+// their digits), a \u escape of a lone surrogate, or of a control
+// character in a text target. The model then reads the parser's one-line
+// refusal; the grammar is sent on every request, and deciding those values
+// took half its tokens. grammar_test.go proves all of it with Lark.
 //
 // Every line is one terminal with its terminator, so the grammar says
 // exactly where a line ends: a CR before LF belongs to the terminator, as
@@ -66,10 +78,9 @@ func shellDescription() string {
 //
 // Built on first use: every rowkit process links the router, and only
 // rowkit router needs the grammar.
-var Grammar = sync.OnceValue(buildGrammar)
+var Grammar = sync.OnceValue(func() string { return grammar })
 
-func buildGrammar() string {
-	g := `start: BLANK* block* last?
+const grammar = `start: BLANK* block* last?
 block: select edit* (RM BLANK*)?
 select: IN | NEW (BLANK* INIT)?
 edit: TYPE | ADD | MV | BLANK
@@ -97,98 +108,62 @@ NEW_LINE: SP "new" PATH_OPERAND
 MV_LINE: SP "mv" PATH_OPERAND
 RM_LINE: SP "rm" SP
 INIT_LINE: SP "type" WS VALUE
-TYPE_LINE: SP "type" WS (TARGET WS VALUE | "EOF" WS EOF_VALUE)
+TYPE_LINE: SP "type" WS (TARGET | "EOF") WS VALUE
 ADD_LINE: SP "add" WS DEST WS VALUE
 
-PATH_OPERAND: WS (QUOTED_PATH SP | BARE_PATH SP | CR WS (BARE_TOKEN (WS BARE_TOKEN)* SP)?)
-QUOTED_PATH: /"(?:CHAR|\\(?:ESCAPE))+"/
+PATH_OPERAND: WS (QUOTED SP | BARE_PATH SP | CR WS (BARE_TOKEN (WS BARE_TOKEN)* SP)?)
 BARE_PATH: BARE_FIRST (WS BARE_TOKEN)*
 BARE_FIRST: /(?:<(?:[^ \t\n<][^ \t\n]*)?|[^ \t\n"<\r][^ \t\n]*|\r[^ \t\n]+)/
 BARE_TOKEN: STRING | /(?:<(?:[^ \t\n<][^ \t\n]*)?|[^ \t\n"<][^ \t\n]*)/
 
-TARGET: ROW (".." ROW | WS NEEDLE (WS COUNT)?)? | NEEDLE (WS COUNT)?
-DEST: "EOF" | ROW (WS NEEDLE (WS COUNT)?)? | NEEDLE (WS COUNT)?
-ROW: LINE ":" /[0-9a-f]{4}/
-LINE: /LINE_NUMBER/
-COUNT: /COUNT_NUMBER/
+TARGET: ROW (".." ROW | WS QUOTED (WS COUNT)?)? | QUOTED (WS COUNT)?
+DEST: "EOF" | ROW (WS QUOTED (WS COUNT)?)? | QUOTED (WS COUNT)?
+ROW: /[1-9][0-9]*:[0-9a-f]{4}/
+COUNT: /[1-9][0-9]*/
 
 VALUE: STRING SP | HEREDOC
-EOF_VALUE: EOF_STRING SP | "<<PATCH" SP NL NL? "PATCH"
 HEREDOC: "<<PATCH" SP NL BODY_LINE* "PATCH"
 BODY_LINE: /(?:[^P\n][^\n]*|P(?:[^A\n][^\n]*)?|PA(?:[^T\n][^\n]*)?|PAT(?:[^C\n][^\n]*)?|PATC(?:[^H\n][^\n]*)?|PATCH(?:[^\r\n][^\n]*|\r[^\n]+))?\n/
 
-STRING: /"(?:CHAR|\\(?:ESCAPE))*"/
-NEEDLE: /"(?:CHAR|\\(?:NEEDLE_ESCAPE))+"/
-EOF_STRING: /"(?:\\r|\\u000[dD])?(?:\\n|\\u000[aA])?"/
+STRING: "\"" (CH | ESC)* "\""
+QUOTED: "\"" (CH | ESC)+ "\""
+CH: /[^"\\\x00-\x08\x0a-\x1f]/
+ESC: /\\(?:["\\\/bfnrt]|u[0-9a-fA-F]{4})/
 
 NL: /\r?\n/
 CR: /\r/
 WS: /[ \t]+/
 SP: /[ \t]*/
 `
-	// A string holds any character but a quote, a backslash and the
-	// controls other than TAB; a \u escape names a character (a surrogate
-	// only as a pair). A text target is never empty and holds no control
-	// character but TAB and LF, so no \b, \f, \r.
-	const hex = `[0-9a-fA-F]`
-	pair := `[dD][89abAB]` + hex + `{2}\\u[dD][c-fC-F]` + hex + `{2}`
-	escape := `["\\\/bfnrt]|u(?:[0-9a-cA-CeEfF]` + hex + `{3}|[dD][0-7]` + hex + `{2}|` + pair + `)`
-	needleEscape := `["\\\/nt]|u(?:000[9aA]|00[2-9a-fA-F]` + hex + `|0[1-9a-fA-F]` + hex + `{2}|[1-9a-cA-CeEfF]` + hex + `{3}|[dD][0-7]` + hex + `{2}|` + pair + `)`
-	r := strings.NewReplacer(
-		"NEEDLE_ESCAPE", needleEscape,
-		"ESCAPE", escape,
-		"CHAR", `[^"\\\x00-\x08\x0a-\x1f]`,
-		// A line number is what strconv.Atoi takes, without leading zeros;
-		// a count is at most 1<<20 (the parser's limits).
-		"LINE_NUMBER", decimalAtMost("9223372036854775807"),
-		"COUNT_NUMBER", decimalAtMost("1048576"),
-	)
-	return r.Replace(g)
+
+// builtinTools are the two tools as a request for a model with a tool
+// output policy of tokens carries them, in the shape of Codex's own
+// apply_patch tool: appended, in this order, to every rewritten request.
+// Built on first use, as Grammar is, once for each policy.
+func builtinTools(tokens int) (hpatch, shell json.RawMessage) {
+	t := toolsFor(tokens)
+	return t[0], t[1]
 }
 
-// decimalAtMost is a regular expression (alternatives, longest first) for
-// the positive decimal numbers without leading zeros up to max.
-func decimalAtMost(max string) string {
-	n := len(max)
-	var alts []string
-	// As many digits as max: a prefix of max, then a smaller digit, then
-	// anything; or max itself.
-	for i := 0; i < n; i++ {
-		lo := byte('0')
-		if i == 0 {
-			lo = '1'
-		}
-		if max[i] <= lo {
-			continue
-		}
-		hi := max[i] - 1
-		class := fmt.Sprintf("[%c-%c]", lo, hi)
-		if lo == hi {
-			class = string(lo)
-		}
-		alt := max[:i] + class
-		if rest := n - i - 1; rest > 0 {
-			alt += fmt.Sprintf("[0-9]{%d}", rest)
-		}
-		alts = append(alts, alt)
-	}
-	alts = append(alts, max)
-	if n > 1 {
-		// Fewer digits: anything.
-		alts = append(alts, fmt.Sprintf("[1-9][0-9]{0,%d}", n-2))
-	}
-	return "(?:" + strings.Join(alts, "|") + ")"
-}
+var (
+	toolsMu    sync.Mutex
+	toolsCache = map[int][2]json.RawMessage{}
+)
 
-// builtinTools are the two tools as the request carries them, in the shape
-// of Codex's own apply_patch tool: appended, in this order, to every
-// rewritten request. Built on first use, as Grammar is.
-var builtinTools = sync.OnceValues(func() (hpatch, shell json.RawMessage) {
-	hpatch = mustTool(map[string]any{"type": "custom", "name": ToolHpatch, "description": hpatchDescription,
-		"format": map[string]any{"type": "grammar", "syntax": "lark", "definition": Grammar()}})
-	shell = mustTool(map[string]any{"type": "custom", "name": ToolShell, "description": shellDescription()})
-	return hpatch, shell
-})
+func toolsFor(tokens int) [2]json.RawMessage {
+	toolsMu.Lock()
+	defer toolsMu.Unlock()
+	if t, ok := toolsCache[tokens]; ok {
+		return t
+	}
+	t := [2]json.RawMessage{
+		mustTool(map[string]any{"type": "custom", "name": ToolHpatch, "description": hpatchDescription,
+			"format": map[string]any{"type": "grammar", "syntax": "lark", "definition": Grammar()}}),
+		mustTool(map[string]any{"type": "custom", "name": ToolShell, "description": shellDescription(tokens)}),
+	}
+	toolsCache[tokens] = t
+	return t
+}
 
 // mustTool encodes a tool with a fixed key order and without HTML
 // escaping, so that its bytes are the same in every request.

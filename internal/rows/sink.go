@@ -147,6 +147,7 @@ type Collector struct {
 	Records []Record
 	adm     *Admitter
 	buf     []byte
+	group   *Grouping
 }
 
 // NewCollector returns a Collector under budget b.
@@ -154,13 +155,34 @@ func NewCollector(b Budget) *Collector {
 	return &Collector{adm: NewAdmitter(io.Discard, b)}
 }
 
+// NewGroupedCollector returns a Collector under budget b that admits each
+// row as a Grouping lays it out (its heading or separator with it) rather
+// than as hgrep prints it: what the grouped text of its Records costs.
+func NewGroupedCollector(b Budget, context bool) *Collector {
+	return &Collector{adm: NewAdmitter(io.Discard, b), group: &Grouping{Context: context}}
+}
+
 // Budget returns the collector's admission rule.
 func (c *Collector) Budget() Budget { return c.adm.budget }
 
 // Put keeps r if its printed form fits.
 func (c *Collector) Put(r Row) (bool, error) {
+	if c.group != nil {
+		g := *c.group
+		c.buf = AppendRow(g.Append(c.buf[:0], r.Path, r.Line), r.Line, r.Text)
+		ok, err := c.adm.Admit(c.buf)
+		if ok {
+			*c.group = g
+		}
+		return c.keep(ok, r), err
+	}
 	c.buf = AppendPrinted(c.buf[:0], r)
 	ok, err := c.adm.Admit(c.buf)
+	return c.keep(ok, r), err
+}
+
+// keep records r when it was admitted, with the hash just printed.
+func (c *Collector) keep(ok bool, r Row) bool {
 	if ok {
 		// The hash just printed, before the space, the text and LF:
 		// one SHA-256 per row.
@@ -168,7 +190,7 @@ func (c *Collector) Put(r Row) (bool, error) {
 		hash := string(c.buf[at : at+4])
 		c.Records = append(c.Records, Record{Path: r.Path, Line: r.Line, Hash: hash, Text: string(r.Text)})
 	}
-	return ok, err
+	return ok
 }
 
 // Omit records a row left out.
