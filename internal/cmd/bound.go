@@ -6,6 +6,7 @@ import (
 
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/spool"
 )
 
 // An agent's shell tool hands its model a command's output (stdout and
@@ -135,4 +136,14 @@ func bounded(env *cli.Env, flag int) (outputBound, error) {
 	}
 	env.OutputBytes = b.ok
 	return b, nil
+}
+
+// openKept opens the output kept as id in the user's store of kept
+// outputs (internal/spool).
+func openKept(env *cli.Env, id string) (*spool.Item, error) {
+	s, err := spool.Open(spool.Base(func(k string) (string, bool) { return lookupEnv(env, k) }), spool.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return s.Open(id)
 }

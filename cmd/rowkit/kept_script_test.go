@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/rowkit/rowkit/internal/spool"
+)
+
+func init() {
+	scriptCmds["keep"] = cmdKeep
+	scriptCmds["readkept"] = cmdReadkept
+}
+
+// keep [-age DURATION] KIND FILE VAR keeps FILE's content in the script's
+// store of kept outputs (under its TMPDIR) as an output of KIND (text or
+// rows), made DURATION ago, and sets VAR to its ID: what a bound that left
+// part of an output out keeps.
+func cmdKeep(ts *testscript.TestScript, neg bool, args []string) {
+	age := time.Duration(0)
+	if len(args) > 1 && args[0] == "-age" {
+		d, err := time.ParseDuration(args[1])
+		ts.Check(err)
+		age, args = d, args[2:]
+	}
+	if neg || len(args) != 3 || args[0] != string(spool.Text) && args[0] != string(spool.Rows) {
+		ts.Fatalf("usage: keep [-age DURATION] text|rows FILE VAR")
+	}
+	s, err := spool.Open(ts.Getenv("TMPDIR"), spool.Options{Now: func() time.Time { return time.Now().Add(-age) }})
+	ts.Check(err)
+	w, err := s.Create(spool.Kind(args[0]))
+	ts.Check(err)
+	_, err = io.WriteString(w, ts.ReadFile(args[1]))
+	ts.Check(err)
+	id, err := w.Commit()
+	ts.Check(err)
+	ts.Setenv(args[2], id)
+}
+
+// readkept MAX REF FILE runs hread REF and then the command each
+// diagnostic names to continue, until one exits 0: each output within MAX
+// bytes, and the lines read, numbered, the lines of FILE, each once.
+func cmdReadkept(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: readkept MAX REF FILE")
+	}
+	bound, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	var got strings.Builder
+	argv := []string{"hread", "--max-output", args[0], args[1]}
+	for calls := 1; ; calls++ {
+		err := ts.Exec(argv[0], argv[1:]...)
+		stdout, stderr := ts.ReadFile("stdout"), ts.ReadFile("stderr")
+		if n := len(stdout) + len(stderr); n > bound {
+			ts.Fatalf("%q: %d bytes, over %d", argv, n, bound)
+		}
+		got.WriteString(stdout)
+		if err == nil {
+			ts.Logf("%d calls", calls)
+			break
+		}
+		_, next, ok := strings.Cut(strings.TrimSuffix(stderr, "\n"), "; continue with: ")
+		if !ok || calls > 50 {
+			ts.Fatalf("%q: no continuation in %q", argv, stderr)
+		}
+		f := strings.Fields(next)
+		argv = append([]string{f[0], "--max-output", args[0]}, f[1:]...)
+	}
+	var want strings.Builder
+	for i, line := range strings.Split(strings.TrimSuffix(ts.ReadFile(args[2]), "\n"), "\n") {
+		fmt.Fprintf(&want, "%d|%s\n", i+1, line)
+	}
+	if got.String() != want.String() {
+		ts.Fatalf("the continuations read %d bytes; want %d", got.Len(), want.Len())
+	}
+}
