@@ -182,6 +182,11 @@ func (c *Command) Exec(ctx context.Context, env *Env, name string, args []string
 	if env.OutputBytes > 0 {
 		line = clampLine(line, env.OutputBytes-int(out.Load()))
 	}
+	if out.Load() > 0 {
+		// The diagnostic follows the output: an agent that reads the
+		// two pipes apart sees it last only once it has read the output.
+		Drained(File(env.Stdout), File(env.Stderr))
+	}
 	io.WriteString(env.Stderr, line)
 	return errs.ExitCode(err)
 }
@@ -197,6 +202,25 @@ func (c *counting) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n.Add(int64(n))
 	return n, err
+}
+
+// Unwrap is the writer counted: a command that hands its stream to a
+// program of its own (the shell's bash) finds the file under it.
+func (c *counting) Unwrap() io.Writer { return c.w }
+
+// File is the file under w (a command's stream, however wrapped), or nil
+// when w writes elsewhere.
+func File(w io.Writer) *os.File {
+	for {
+		switch x := w.(type) {
+		case *os.File:
+			return x
+		case interface{ Unwrap() io.Writer }:
+			w = x.Unwrap()
+		default:
+			return nil
+		}
+	}
 }
 
 // clampLine cuts line, which ends in LF, to at most room bytes on a rune

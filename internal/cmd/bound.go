@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rowkit/rowkit/internal/agent"
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/spool"
@@ -15,19 +16,17 @@ import (
 // or cuts the middle of a failed command's output. So the verified-row
 // commands (hread, hgrep, inspect_file, hpatch's reports, rowkit read)
 // bound their output by the token rule and, when they can tell the agent
-// whose shell runs them, by its bound with a margin. The figures are the
-// clients', measured with the real clients (internal/agenttest pins them:
+// whose shell runs them, by its bound. The figures are the clients',
+// measured with the real clients (internal/agenttest pins them:
 // TestCodex, TestCodexFallback, TestClaude).
 const (
-	// codexShellBytes: Codex 0.169 keeps 10,000 bytes of a command's
-	// output for a model it has no metadata for (40,000 for the others);
-	// its shell does not say which model it serves. And it reads stdout
-	// and stderr in 8,192-byte chunks, each from its own pipe, and shows
-	// them in the order it got them: a diagnostic can fall between two
-	// chunks of rows, inside a row. Within 8,192 bytes the rows come in
-	// one chunk, before or after the diagnostic, for every model;
-	// ROWKIT_MAX_OUTPUT raises it, at that risk.
-	codexShellBytes = 8_192
+	// Codex 0.169 passes 40,000 bytes of a command's output whole for a
+	// model it has metadata for, 10,000 for any other (agent.CodexModel
+	// finds the model). It reads stdout and stderr in 8,192-byte chunks,
+	// each from its own pipe, and shows them in the order it got them:
+	// the diagnostic after the rows waits until Codex has read them
+	// (cli.Drained), so that it comes last however many chunks they take.
+
 	// claudeShellBytes: Claude Code 2.1.328's Bash passes 30,000 bytes of
 	// a command that exits 0 whole.
 	claudeShellBytes = 28_800
@@ -51,8 +50,9 @@ const maxOutputHelp = `  --max-output BYTES  bound stdout and stderr together at
                       bound), for an agent whose shell shows only so much of
                       a command's output; the default comes from
                       ROWKIT_MAX_OUTPUT, else from the agent whose shell runs
-                      the command (Codex 8,192; Claude Code 28,800, and
-                      10,500 for an output that exits 1), else none
+                      the command (Codex 40,000, or 10,000 for a model it
+                      has no metadata for; Claude Code 28,800, and 10,500
+                      for an output that exits 1), else none
 `
 
 // notGiven is a --max-output that was not given.
@@ -80,7 +80,8 @@ type outputBound struct {
 // (env.OutputBytes: a shell running it in-process); ROWKIT_MAX_OUTPUT; the
 // agent whose shell runs it, told by the environment that agent's shell
 // sets (Claude Code: CLAUDECODE=1 or AI_AGENT=claude-code_...; Codex:
-// CODEX_THREAD_ID, CODEX_VERSION). A terminal has none of these: the token rule alone.
+// CODEX_THREAD_ID, CODEX_VERSION, and the session's model from its file).
+// A terminal has none of these: the token rule alone.
 func boundOf(env *cli.Env, flag int) (outputBound, error) {
 	if flag != notGiven {
 		return outputBound{flag, flag}, nil
@@ -105,7 +106,11 @@ func boundOf(env *cli.Env, flag int) (outputBound, error) {
 		narrow(claudeShellBytes, claudeShellFailBytes)
 	}
 	if look("CODEX_THREAD_ID") != "" || look("CODEX_VERSION") != "" {
-		narrow(codexShellBytes, codexShellBytes)
+		n := agent.CodexFallbackShellBytes
+		if m, ok := agent.CodexModel(func(k string) (string, bool) { return lookupEnv(env, k) }); ok && agent.CodexKnows(m) {
+			n = agent.CodexShellBytes
+		}
+		narrow(n, n)
 	}
 	return b, nil
 }

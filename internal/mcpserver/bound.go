@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rowkit/rowkit/internal/agent"
 )
 
 // An agent client hands its model a tool result whole only up to a bound
@@ -23,7 +25,7 @@ import (
 const (
 	// codexResultBytes: Codex 0.169 passes 47,964 bytes of an MCP result
 	// whole (1.2 times its 40,000-byte command output policy, less its
-	// header) when it has metadata for the model (codexModels).
+	// header) when it has metadata for the model (agent.CodexKnows).
 	codexResultBytes = 46_000
 	// codexFallbackBytes: 11,964 bytes for any other model, whose
 	// fallback policy keeps 10,000 bytes of a command's output.
@@ -48,17 +50,6 @@ const (
 // claudeDeclared is the first Claude Code version known to honour the
 // declared bound (the one measured); an older one gets claudeResultBytes.
 var claudeDeclared = [3]int{2, 1, 328}
-
-// codexModels are the models Codex 0.169 carries metadata for, by slug (its
-// bundled catalogue): a model whose name starts with one of them gets a
-// tool output policy of 10,000 tokens, any other the fallback of 10,000
-// bytes (measured: gpt-5.5-codex and gpt-5.5-mini the first, gpt-5.2-codex,
-// gpt-6-foo, gpt-5, o3 and gpt-4.1 the second).
-var codexModels = []string{
-	"gpt-6-astra", "gpt-6-sol", "gpt-6-luna", "gpt-6.1-sol", "gpt-6.1-terra",
-	"gpt-5.6-sol", "gpt-5.6-terra", "gpt-5.6-luna", "gpt-5.5",
-	"gpt-daybreak-blue-latest", "gpt-daybreak-red-latest", "codex-auto-review",
-}
 
 // Client names as they introduce themselves at initialize.
 const (
@@ -99,10 +90,8 @@ func peerOf(req *mcp.CallToolRequest) peer {
 func clientBytes(p peer) int {
 	switch p.name {
 	case codexName:
-		for _, m := range codexModels {
-			if strings.HasPrefix(p.model, m) {
-				return codexResultBytes
-			}
+		if agent.CodexKnows(p.model) {
+			return codexResultBytes
 		}
 		return codexFallbackBytes
 	case claudeName:
