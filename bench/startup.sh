@@ -6,7 +6,8 @@
 #                      UTF-8, splits logical lines and prints LINE:HASH TEXT
 #                      rows (bench/startup/minrows; no token counting)
 #   hread FILE         rowkit under its shell name            target <= 2x minrows
-#   rowkit shell -c 'hread FILE'  (when rowkit has the shell)  target <= 1.2x hread
+#   bash -c 'hread FILE'          hread run by bash itself
+#   rowkit shell -c 'hread FILE'  (when rowkit has the shell)  target <= 1.2x bash -c 'hread FILE'
 #   rowkit --version   start-up alone
 #   empty              a Go program that does nothing
 #
@@ -44,10 +45,20 @@ cmds=(
 	-c "empty|$tmp/empty"
 )
 ratios=(-ratio "hread FILE/minrows FILE<=2")
+timer_env=()
 if "$tmp/rowkit" help shell >/dev/null 2>&1; then
 	q=${file//\'/\'\\\'\'}
-	cmds+=(-c "rowkit shell -c 'hread FILE'|$tmp/rowkit|shell|-c|hread '$q'")
-	ratios+=(-ratio "rowkit shell -c 'hread FILE'/hread FILE<=1.2")
+	# rowkit shell runs bash as a login shell: an empty home, whose profile
+	# puts hread on PATH, so that the profile is the system's and no more.
+	mkdir "$tmp/home"
+	printf 'PATH="%s:$PATH"\n' "$tmp" >"$tmp/home/.profile"
+	timer_env=(HOME="$tmp/home" PATH="$tmp:$PATH")
+	env "${timer_env[@]}" "$tmp/rowkit" shell -c true # make the directory of rowkit's commands once
+	cmds+=(
+		-c "bash -c 'hread FILE'|$(command -v bash)|-c|hread '$q'"
+		-c "rowkit shell -c 'hread FILE'|$tmp/rowkit|shell|-c|hread '$q'"
+	)
+	ratios+=(-ratio "rowkit shell -c 'hread FILE'/bash -c 'hread FILE'<=1.2")
 else
 	echo "(this rowkit has no shell command: rowkit shell -c 'hread FILE' not measured)"
 fi
@@ -85,5 +96,5 @@ if [ "${FLOOR:-0}" = 1 ]; then
 	)
 fi
 echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(go version | cut -d' ' -f3), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $runs runs, $(stat -c %s "$file") bytes: $file"
-"$tmp/timer" -runs "$runs" "${cmds[@]}" "${ratios[@]}"
+env "${timer_env[@]}" "$tmp/timer" -runs "$runs" "${cmds[@]}" "${ratios[@]}"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -358,6 +358,10 @@ func TestCodexRouter(t *testing.T) {
 		fmt.Fprintf(&big, "line %d of a file longer than one output\n", i)
 	}
 	write(t, ws, "big.txt", big.String())
+	// Codex runs its model's commands in a login shell's environment; so
+	// does rowkit's shell, with its own commands first on PATH all the
+	// same.
+	write(t, home, ".profile", "export FROM_PROFILE='from the profile'\nPATH=/usr/local/bin:/usr/bin:/bin\n")
 	// A unique command line for the background job, to look it up.
 	sleeper := fmt.Sprintf("300.%d", os.Getpid())
 
@@ -371,6 +375,8 @@ func TestCodexRouter(t *testing.T) {
 			{call: agenttest.CustomCall{ID: "rows", Name: "shell", Input: "hread rows.txt 1:2"}, exit: 0, want: "1:8ed3 alpha\n2:f44e beta\n"},
 			{call: agenttest.CustomCall{ID: "sub", Name: "shell", Input: "cd sub && hgrep marks"}, exit: 0, want: "\"f.txt\":1:7f3f x marks\n"},
 			{call: agenttest.CustomCall{ID: "exit4", Name: "shell", Input: "echo before\nexit 4"}, exit: 4, want: "before\n"},
+			{call: agenttest.CustomCall{ID: "profile", Name: "shell", Input: `echo "$FROM_PROFILE"; shopt -q login_shell && echo login; echo "${PATH#*:}"; type -t hread`}, exit: 0,
+				want: "from the profile\nlogin\n/usr/local/bin:/usr/bin:/bin\nfile\n"},
 		},
 		{
 			{call: agenttest.CustomCall{ID: "rejected", Name: "hpatch", Input: "in notes.txt\ntype 2:ffff \"x\""}, exit: 1},
@@ -659,8 +665,8 @@ func TestCodexRouter(t *testing.T) {
 				checkOutput(t, c.call.ID, outputBody(text), big.String())
 			}
 		}
-		if checked != 13 {
-			t.Errorf("%d routed calls came back, want 13", checked)
+		if checked != 14 {
+			t.Errorf("%d routed calls came back, want 14", checked)
 		}
 		// Reasoning comes back as it went.
 		if it, ok := findType(parseBody(t, got[1].Body), "reasoning"); !ok || !bytes.Contains(it.raw, []byte(`"encrypted_content":"ENC1"`)) {
@@ -911,8 +917,16 @@ func TestCodexRouterPoll(t *testing.T) {
 func TestCodexRouterPassthrough(t *testing.T) {
 	t.Parallel()
 	bin := rowkitBin(t)
+	// What Codex 0.169 does with its own exec_command, as rowkit's shell
+	// does it: the default (login true) runs the command in the login
+	// shell's environment (/bin/bash -lc, or bash -c with Codex's snapshot
+	// of that environment once it has one), login false without it.
 	srv := agenttest.NewServer(
-		agenttest.Reply(agenttest.Call{ID: "native", Name: "exec_command", Args: map[string]any{"cmd": "echo native", "login": false}}),
+		agenttest.Reply(
+			agenttest.Call{ID: "native", Name: "exec_command", Args: map[string]any{"cmd": "echo native", "login": false}},
+			agenttest.Call{ID: "login", Name: "exec_command", Args: map[string]any{"cmd": `echo "[$FROM_PROFILE]"`}},
+			agenttest.Call{ID: "nologin", Name: "exec_command", Args: map[string]any{"cmd": `echo "[$FROM_PROFILE]"`, "login": false}},
+		),
 		agenttest.Reply(agenttest.Message{Text: "passed"}),
 	)
 	defer srv.Close()
@@ -921,7 +935,9 @@ func TestCodexRouterPassthrough(t *testing.T) {
 	defer proxy.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	run, err := codexThrough(t, proxy.URL, "workspace-write", "").Run(ctx, proxy.URL, t.TempDir(), "pass it on")
+	codex := codexThrough(t, proxy.URL, "workspace-write", "")
+	codex.HomeFiles = map[string]string{".profile": "export FROM_PROFILE=profile\n"}
+	run, err := codex.Run(ctx, proxy.URL, t.TempDir(), "pass it on")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -942,8 +958,10 @@ func TestCodexRouterPassthrough(t *testing.T) {
 			t.Errorf("passthrough: the upstream is not offered %s", name)
 		}
 	}
-	if o, ok := srv.Output("native"); !ok || outputBody(o.Text) != "native\n" {
-		t.Errorf("the native exec_command: %q", o.Text)
+	for id, want := range map[string]string{"native": "native\n", "login": "[profile]\n", "nologin": "[]\n"} {
+		if o, ok := srv.Output(id); !ok || outputBody(o.Text) != want {
+			t.Errorf("the native exec_command %s: %q, want %q", id, o.Text, want)
+		}
 	}
 	// The log's digests say the same.
 	rt.stop(t)

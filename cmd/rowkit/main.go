@@ -6,7 +6,7 @@
 // directory, environment and standard streams become the command's
 // cli.Env, and the signals and runtime tuning a command asks for are set
 // up here, so that every command can equally run inside another process
-// (a shell's private command, a test).
+// (an embedder, a test).
 package main
 
 import (

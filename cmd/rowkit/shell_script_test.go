@@ -233,9 +233,14 @@ func cmdKillPids(ts *testscript.TestScript, neg bool, args []string) {
 // The suites of the private commands run a second time with every hread,
 // hgrep, inspect_file, hpatch and rowkit SUBCOMMAND they call running
 // inside rowkit shell: a wrapper of that name first on PATH hands its
-// command line, quoted by bash's printf %q, to rowkit shell -c, whose
-// private command runs it in-process with the script's streams, directory
-// and environment. The scripts are the same files, unchanged.
+// command line, quoted by bash's printf %q, to rowkit shell -c, whose bash
+// runs it with rowkit's own command of that name, in the script's
+// directory and environment. The login profile sets PATH anew, so the
+// script puts the caller's PATH back behind rowkit's directory (a suite's
+// fake rg, or no rg at all, must stay what the command finds); and bash
+// itself is found in a directory of its own at the end of the shell's
+// PATH, for the suites that take the directories holding rg (and bash)
+// off it. The scripts are the same files, unchanged.
 func TestScriptsThroughShell(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
@@ -252,12 +257,15 @@ func TestScriptsThroughShell(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(top) })
-	real, wrap := filepath.Join(top, "real"), filepath.Join(top, "wrap")
-	for _, d := range []string{top, real, wrap} {
+	real, wrap, bashDir := filepath.Join(top, "real"), filepath.Join(top, "wrap"), filepath.Join(top, "bash")
+	for _, d := range []string{top, real, wrap, bashDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		os.Chmod(d, 0o755)
+	}
+	if err := os.Symlink(bash, filepath.Join(bashDir, "bash")); err != nil {
+		t.Fatal(err)
 	}
 	// This test binary under the name rowkit: testscript.Main runs main.
 	rowkit := filepath.Join(real, "rowkit")
@@ -270,12 +278,15 @@ func TestScriptsThroughShell(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	through := func(name string) string {
+		return `PATH=$PATH:` + bashDir + ` exec ` + rowkit + ` shell -c "PATH=\"\${PATH%%:*}\":$(printf %q "$PATH"); $(printf '%q ' ` + name + ` "$@")"`
+	}
 	wrappers := map[string]string{
-		"rowkit": `case "$1" in hread|grep|inspect|patch) exec ` + rowkit + ` shell -c "$(printf '%q ' rowkit "$@")";; esac
+		"rowkit": `case "$1" in hread|grep|inspect|patch) ` + through("rowkit") + `;; esac
 exec -a rowkit ` + rowkit + ` "$@"`,
 	}
 	for _, name := range []string{"hread", "hgrep", "inspect_file", "hpatch"} {
-		wrappers[name] = `exec ` + rowkit + ` shell -c "$(printf '%q ' ` + name + ` "$@")"`
+		wrappers[name] = through(name)
 	}
 	for name, body := range wrappers {
 		if err := os.WriteFile(filepath.Join(wrap, name), []byte("#!"+bash+"\n"+body+"\n"), 0o755); err != nil {

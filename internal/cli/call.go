@@ -12,8 +12,8 @@ type Output struct {
 }
 
 // Call runs the command line argv (as os.Args: argv[0] is the name invoked,
-// rowkit or a shell name) against cmds inside this process, as a shell
-// runs its private commands: in env's directory and environment, with its
+// rowkit or a shell name) against cmds inside this process: in env's
+// directory and environment, with its
 // Stdin and OutputBytes, and its output in buffers (env's Stdout and
 // Stderr are not used). Tests call the commands this way to compare them
 // with another surface (the MCP tools) without a process per call.

@@ -38,8 +38,8 @@ type Exit struct {
 // Env is everything a command may touch of the world it runs in. A command
 // reads no process-global state (the working directory, the environment,
 // signals), so that several can run at once in one process, each in its
-// own directory, as a shell's private commands do; main fills an Env from
-// the process (and owns signals and process tuning).
+// own directory (cli.Call, the router's hpatch carrier); main fills an Env
+// from the process (and owns signals and process tuning).
 type Env struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
@@ -62,8 +62,9 @@ type Env struct {
 
 	// Executable runs this binary again, as rowkit ("/proc/self/exe" from
 	// main), for a command that starts rowkit in a process of its own
-	// (the shell's guardian). Empty (an embedder, a test whose binary is
-	// not rowkit): the command does without.
+	// (the shell's guardian) or links to it (the shell's commands, to the
+	// file it resolves to). Empty (an embedder, a test whose binary is not
+	// rowkit): the command does without.
 	Executable string
 
 	// OutputBytes bounds what a verified-row command writes to stdout and

@@ -20,11 +20,20 @@ const (
 	CodeLink   = "link"
 )
 
-func linkCommand(cmds []*Command) *Command {
+// Names are the shell names of cmds, the names the binary answers to as
+// argv[0] (hread, hgrep, ...): what rowkit link makes, and what rowkit
+// shell puts on its script's PATH. A command added to the table with an
+// alias is in both.
+func Names(cmds []*Command) []string {
 	var names []string
 	for _, c := range cmds {
 		names = append(names, c.Aliases...)
 	}
+	return names
+}
+
+func linkCommand(cmds []*Command) *Command {
+	names := Names(cmds)
 	return &Command{
 		Name:    "link",
 		Usage:   "rowkit link DIR",

@@ -173,10 +173,6 @@ commands:
 		fmt.Fprintf(tw, "  %s\t%s\n", c.Name, c.Summary)
 	}
 	tw.Flush()
-	var names []string
-	for _, c := range cmds {
-		names = append(names, c.Aliases...)
-	}
 	fmt.Fprintf(w, `
 shell names: %s
 other: rowkit help COMMAND, rowkit --version
@@ -184,7 +180,7 @@ other: rowkit help COMMAND, rowkit --version
 exit codes: 0 success, 1 failure or incomplete output, 2 usage error; some
 commands have more (read, patch: 3; review: 3, 4, 70; shell: its script's
 status): rowkit help COMMAND
-`, strings.Join(names, ", "))
+`, strings.Join(Names(cmds), ", "))
 }
 
 // writeWrapped writes text after first, wrapping at width with indent on

@@ -3,8 +3,9 @@ package cmd
 import "github.com/rowkit/rowkit/internal/cli"
 
 // All is every command of the rowkit binary, in the order help lists them:
-// main dispatches to them, and a shell or router that runs commands
-// in-process finds them here by name (Find).
+// main dispatches to them, rowkit link and rowkit shell make their shell
+// names (cli.Names: a command added here with an alias is in both), and a
+// caller that runs commands in-process finds them here by name (Find).
 var All = []*cli.Command{
 	Hread,
 	Read,
@@ -18,6 +19,11 @@ var All = []*cli.Command{
 	Router,
 	Carrier,
 	Shell,
+}
+
+func init() {
+	// rowkit shell's, made once All is (see shellNames).
+	shellNames = append([]string{"rowkit"}, cli.Names(All)...)
 }
 
 // Find returns the command named name, as a subcommand (grep) or by a

@@ -77,7 +77,8 @@ type outputBound struct {
 
 // boundOf decides the output bound of a command run in env, the first of:
 // its --max-output (flag, notGiven when absent); the bound its caller set
-// (env.OutputBytes: a shell running it in-process); ROWKIT_MAX_OUTPUT; the
+// (env.OutputBytes: a caller running it in-process, the hpatch carrier);
+// ROWKIT_MAX_OUTPUT (rowkit shell sets it for its script's commands); the
 // agent whose shell runs it, told by the environment that agent's shell
 // sets (Claude Code: CLAUDECODE=1 or AI_AGENT=claude-code_...; Codex:
 // CODEX_THREAD_ID, CODEX_VERSION, and the session's model from its file).

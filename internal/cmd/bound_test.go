@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,8 +21,15 @@ import (
 var agentVars = []string{"CLAUDECODE", "AI_AGENT", "CODEX_THREAD_ID", "CODEX_VERSION", MaxOutputEnv}
 
 // TestMain runs the tests as in a terminal, even when an agent's shell
-// runs them: the commands would otherwise bound their output for it.
+// runs them: the commands would otherwise bound their output for it. The
+// test binary is rowkit too, under rowkit's names, as main runs it: the
+// shell's tests link its commands to it.
 func TestMain(m *testing.M) {
+	if slices.Contains(ShellNames(), filepath.Base(os.Args[0])) {
+		dir, _ := os.Getwd()
+		os.Exit(cli.Main(context.Background(), &cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+			Dir: dir, LookupEnv: os.LookupEnv, Environ: os.Environ, Executable: "/proc/self/exe"}, os.Args, All))
+	}
 	for _, k := range agentVars {
 		os.Unsetenv(k)
 	}

@@ -41,14 +41,15 @@ report and diagnostics in one stream; a longer report keeps its first whole
 lines and ends with one line saying what was left out. The exit status is
 hpatch's.
 
-shell runs the script as rowkit shell --max-output BYTES does (see rowkit
-help shell): bash with hread, hgrep, inspect_file and hpatch in-process, its
+shell runs the script as rowkit shell --max-output BYTES -c does (see rowkit
+help shell): the system's bash as a login shell, as Codex runs its model's
+commands, with hread, hgrep, inspect_file and hpatch first on its PATH, its
 commands reading /dev/null, stdout and stderr merged within BYTES (the first
 lines, one note saying what was left out, the last lines; no line cut), and
-a private command writing there gets the room left as its byte budget, so
-its rows end whole with its "output incomplete" line. Nothing the script
-started outlives it, also when Codex kills the carrier's process group. The
-exit status is the script's.
+the room before the note in ROWKIT_MAX_OUTPUT, so that a verified-row
+command's rows end whole with its "output incomplete" line. Nothing the
+script left running in its process group outlives it, also when Codex kills
+the carrier's process group. The exit status is bash's.
 
 options:
   --max-output BYTES  bound the output at BYTES (at least 512)
@@ -56,14 +57,14 @@ options:
 	Exits: []cli.Exit{
 		{Status: 0, When: "hpatch: applied, or nothing to do; shell: the script's status 0 (every other status of the script is the carrier's too, as for rowkit shell)"},
 		{Status: 1, When: "hpatch: rejected, nothing written (its reasons and repair rows on stdout); shell: the script's status 1"},
-		{Status: 2, When: "usage, or the carrier's protocol broken: no final line feed, a NUL byte, more than 131,072 bytes (carrier_protocol); shell: the script does not parse (shell: script:LINE:COL: MESSAGE), or its status 2"},
+		{Status: 2, When: "usage, or the carrier's protocol broken: no final line feed, a NUL byte, more than 131,072 bytes (carrier_protocol); shell: bash's 2 (the script does not parse, a builtin misused)"},
 		{Status: 3, When: "hpatch: the commit failed and was rolled back (hpatch's status)"},
-		{Status: 70, When: "shell: internal error, or the script's status 70 (its last command a private command that panicked)"},
-		{Status: 126, When: "shell: the script's last command could not run, as in bash"},
-		{Status: 127, When: "shell: the script's last command was not found, as in bash"},
+		{Status: 70, When: "shell: bash could not run, or no directory for rowkit's commands (private_dir); or the script's status 70"},
+		{Status: 126, When: "shell: bash's: the script's last command could not run"},
+		{Status: 127, When: "shell: bash is not on PATH (bash_missing: install it); or bash's: the script's last command was not found"},
 		{Status: 129, When: "shell: the carrier got SIGHUP (128 + 1) and stopped what the script had started"},
-		{Status: 130, When: "shell: the carrier got SIGINT (128 + 2) and stopped what the script had started"},
-		{Status: 143, When: "shell: the carrier got SIGTERM (128 + 15) and stopped what the script had started"},
+		{Status: 130, When: "shell: the carrier got SIGINT (128 + 2) and stopped what the script had started; or bash died of SIGINT"},
+		{Status: 143, When: "shell: the carrier got SIGTERM (128 + 15) and stopped what the script had started; or bash died of SIGTERM"},
 	},
 	// The shell stops what it started on these; hpatch, cancelled before
 	// its commit, writes nothing (after it, the journal settles the rest).
@@ -122,7 +123,11 @@ func runCarrier(ctx context.Context, env *cli.Env, args []string) error {
 	if tool == router.ToolShell {
 		// The script's own commands read /dev/null: the carrier's stdin
 		// held the script.
-		if code := RunShell(ctx, env, "script", string(script), nil, bound); code != 0 {
+		code, err := RunShell(ctx, env, shell.Script{Command: string(script)}, nil, bound)
+		if err != nil {
+			return err
+		}
+		if code != 0 {
 			return carrierExit(code)
 		}
 		return nil

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/rowkit/rowkit/internal/cli"
@@ -19,66 +19,56 @@ import (
 
 const shellUsage = "rowkit shell [--max-output BYTES] (-c SCRIPT | FILE | -)"
 
-// maxShellScript bounds a script read from a file or stdin.
-const maxShellScript = 16 << 20
+// maxShellScript bounds a script run with bash -c: Linux's limit on one
+// argument (MAX_ARG_STRLEN, 32 pages with the final NUL).
+const maxShellScript = 128<<10 - 1
 
-// Shell is rowkit shell: a bash script in which hread, hgrep, inspect_file
-// and hpatch are private commands.
+// Shell is rowkit shell: a script run by the system's bash, with rowkit's
+// commands private to it.
 var Shell = &cli.Command{
 	Name:    "shell",
 	Usage:   shellUsage,
-	Summary: "run a bash script in which hread, hgrep, inspect_file and hpatch run in-process",
-	Help: `Runs a bash script: -c SCRIPT, the script in FILE (relative to the current
-directory), or - for a script on stdin (its commands then read /dev/null).
-The interpreter is mvdan.cc/sh, which parses bash fully and runs it with its
-own builtins, functions and cd, in the caller's environment.
+	Summary: "run a bash script with the system's bash, rowkit's commands first on its PATH",
+	Help: `Runs a bash script with the system's bash, as Codex runs its model's commands:
+bash -lc SCRIPT for -c SCRIPT and for - (a script on stdin, whose commands
+then read /dev/null), bash -l FILE for a FILE; a login shell, so the user's
+profile sets PATH as for Codex's own commands. bash leads a session of its
+own, in the current directory and the caller's environment; what it prints,
+and its exit status, are its own.
 
-hread, hgrep, inspect_file and hpatch (and rowkit hread, rowkit grep, rowkit
-inspect, rowkit patch) are private commands: they run inside rowkit, with
-the script's streams, current directory and exported variables, and their
-exit status is $?. They take part in pipes, redirections, $(...), heredocs
-(hpatch <<'EOF'), &&, ||, set -e and functions; a function of the same name
-wins, command hread reaches the private one, and ./hread is a program. A
-panic in one is exit 70 with one line, and the script goes on.
+hread, hgrep, inspect_file and hpatch (every shell name rowkit link makes)
+and rowkit itself are on the script's PATH, first, once the profile has run:
+links to this rowkit binary in a directory of the user's own
+($TMPDIR/rowkit-UID, made safely by the first shell that needs it), on no
+other PATH. A function or alias of the script wins over them, as in bash;
+the programs the script runs find them too (xargs hread).
 
-Every other command is a program found on the script's PATH from its
-current directory, run in its own process group: stopping it (a signal to
-the shell, the end of the script) sends SIGTERM to the group and SIGKILL
-two seconds later, and when it exits the rest of its group is killed, so a
-grandchild holding a pipe cannot hang the script. A command that is not
-found is status 127, one that cannot run 126, as in bash; a file without a
-#! line runs as a script of this shell (private commands included).
-
-Nothing outlives the call: background commands still running when the
-script ends are stopped and named in one line; setsid -f detaches on
-purpose (give it its own output: setsid -f CMD >LOG 2>&1). A guardian
-process stops the script's programs even when the shell's process group is
-killed with SIGKILL (as Codex does).
+Nothing outlives the call: what the script leaves running in its process
+group when it ends (a background command, a server a helper started) is
+stopped, SIGTERM and SIGKILL two seconds later, and named in one line;
+setsid -f detaches on purpose (give it its own output: setsid -f CMD >LOG
+2>&1). A guardian process stops them even when the shell's process group is
+killed with SIGKILL (as Codex does). A signal to the shell (SIGINT, SIGTERM,
+SIGHUP) stops the script and all it started; the shell exits 128 + n.
 
 --max-output BYTES (at least 512) merges stdout and stderr into stdout, in
 the order they were written, within BYTES: the first lines are written as
 they come, the last ones are kept, and one note between them says how many
-bytes and lines were left out; no line is ever cut. A private command whose
-output goes straight there gets the room left as its byte budget, so its
-verified rows are a whole prefix ending with its "output incomplete" line;
-in a pipe or a file it keeps the 15,000-token rule.
-
-Dialect limits: no job control (jobs, fg, bg, disown), $! is a job number
-for wait (not a process id), ${PIPESTATUS[@]} is empty, kill runs the kill
-program, and shopt and set -o are partial. It is not an interactive shell:
-a program reading from a terminal is a background job there and is stopped
-(SIGTTIN); give it its input from a file or a pipe.
+bytes and lines were left out; no line is ever cut. The script's commands
+get the room before that note in ROWKIT_MAX_OUTPUT, so that hread, hgrep,
+inspect_file and hpatch end a longer result with their whole rows and
+"output incomplete" line, before the note.
 `,
 	Exits: []cli.Exit{
-		{Status: 0, When: "the script succeeded: its last command (or exit) returned 0; the shell's status is the script's, whatever it is, except as below"},
+		{Status: 0, When: "the script succeeded: its last command (or exit) returned 0; the shell's status is bash's, whatever it is, except as below"},
 		{Status: 1, When: "the script's status 1 (a command failed, set -e stopped it)"},
-		{Status: 2, When: "usage (no script, -c and a FILE, a FILE that cannot be read, a bound under 512), or the script does not parse (shell: script:LINE:COL: MESSAGE); or the script's status 2"},
-		{Status: 70, When: "internal error (the interpreter failed); or the script's status 70 (its last command a private command that panicked)"},
-		{Status: 126, When: "the script's status: its last command could not run (not executable, a directory), as in bash"},
-		{Status: 127, When: "the script's status: its last command was not found, as in bash"},
-		{Status: 129, When: "the shell got SIGHUP (128 + 1) and stopped what it had started"},
-		{Status: 130, When: "the shell got SIGINT (128 + 2) and stopped what it had started"},
-		{Status: 143, When: "the shell got SIGTERM (128 + 15), or its caller cancelled it, and stopped what it had started"},
+		{Status: 2, When: "usage (no script, -c and a FILE, a bound under 512, a script on stdin or in -c over 131,071 bytes, one argument's limit); or bash's 2 (the script does not parse, a builtin misused)"},
+		{Status: 70, When: "the shell could not run bash, or could not make the directory of rowkit's commands (private_dir); or the script's status 70"},
+		{Status: 126, When: "bash's: the script's last command could not run (not executable, a directory)"},
+		{Status: 127, When: "bash is not on PATH (bash_missing: install it); or bash's: the script's last command was not found, or the FILE does not exist"},
+		{Status: 129, When: "the shell got SIGHUP (128 + 1) and stopped what the script had started"},
+		{Status: 130, When: "the shell got SIGINT (128 + 2) and stopped what the script had started; or bash died of SIGINT"},
+		{Status: 143, When: "the shell got SIGTERM (128 + 15), or its caller cancelled it, and stopped what the script had started; or bash died of SIGTERM"},
 	},
 	Run:     runShell,
 	Fail:    failShell,
@@ -127,7 +117,8 @@ func runShell(ctx context.Context, env *cli.Env, args []string) error {
 		}
 		maxOutput = n
 	}
-	name, stdin := "script", env.Stdin
+	var script shell.Script
+	stdin := env.Stdin
 	switch {
 	case haveSrc && len(operands) > 0:
 		return errs.Usagef("-c SCRIPT and a script file %q are two scripts; usage: %s", operands[0], shellUsage)
@@ -140,21 +131,20 @@ func runShell(ctx context.Context, env *cli.Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		src, stdin = string(b), nil // the script's commands read /dev/null
+		script.Command, stdin = string(b), nil // the script's commands read /dev/null
 	case !haveSrc:
-		name = operands[0]
-		f, err := os.Open(env.Path(name))
-		if err != nil {
-			return errs.Usagef("cannot read the script %s: %v", name, regfile.Cause(err))
-		}
-		b, err := readScript(f, name)
-		f.Close()
-		if err != nil {
-			return err
-		}
-		src = string(b)
+		script.File = operands[0]
+	default:
+		script.Command = src
 	}
-	code := RunShell(ctx, env, name, src, stdin, maxOutput)
+	if len(script.Command) > maxShellScript {
+		return errs.Usagef("the script has more than %s bytes, the most bash -c takes (Linux's limit on one argument): save it in a file and run rowkit shell FILE",
+			errs.Thousands(maxShellScript))
+	}
+	code, err := RunShell(ctx, env, script, stdin, maxOutput)
+	if err != nil {
+		return err
+	}
 	if code != 0 {
 		return shellExit(code)
 	}
@@ -163,52 +153,61 @@ func runShell(ctx context.Context, env *cli.Env, args []string) error {
 
 func readScript(r io.Reader, name string) ([]byte, error) {
 	if r == nil {
-		r = strings.NewReader("")
+		return nil, nil
 	}
 	b, err := io.ReadAll(io.LimitReader(r, maxShellScript+1))
-	switch {
-	case err != nil:
+	if err != nil {
 		return nil, errs.Usagef("cannot read the script %s: %v", name, regfile.Cause(err))
-	case len(b) > maxShellScript:
-		return nil, errs.Usagef("the script %s is larger than %d bytes", name, maxShellScript)
 	}
 	return b, nil
 }
 
-// RunShell runs the bash script src (named name in a syntax error) in
-// env's directory and environment, with the private commands, and returns
-// its exit status. Its guardian is env.Executable run as rowkit shell
-// --guardian; without one (an embedder, a test) it runs none. stdin is what the script's commands read (nil: none).
-// With maxOutput > 0, stdout and stderr are merged on env.Stdout within
-// maxOutput bytes (at least shell.MinOutput), syntax errors included;
-// without it they are env's two streams. A cancelled ctx (a signal to
-// main) stops the script and everything it started: the status is then
-// 128 + the signal (SIGTERM's when ctx names none).
-func RunShell(ctx context.Context, env *cli.Env, name, src string, stdin io.Reader, maxOutput int) int {
-	stderr := env.Stderr
-	if maxOutput > 0 {
-		stderr = env.Stdout
-	}
-	script, err := shell.Parse([]byte(src), name)
-	if err != nil {
-		fmt.Fprintf(stderr, "shell: %s\n", err)
-		return errs.ExitUsage
-	}
+// Codes of rowkit shell.
+const (
+	codeBashMissing = "bash_missing"
+	codePrivateDir  = "private_dir"
+)
+
+// RunShell runs script with bash in env's directory and environment, with
+// rowkit's commands first on its PATH, and returns its exit status; or an
+// error, before anything ran, when there is no bash or no directory for
+// the commands. Its guardian and its commands are env.Executable; without
+// one (an embedder, a test whose binary is not rowkit) it has neither.
+// stdin is what the script reads (nil: /dev/null). With maxOutput > 0,
+// stdout and stderr are merged on env.Stdout within maxOutput bytes (at
+// least shell.MinOutput); without it they are env's two streams, handed to
+// bash as they are. A cancelled ctx (a signal to main) stops the script
+// and everything it started: the status is then 128 + the signal
+// (SIGTERM's when ctx names none).
+func RunShell(ctx context.Context, env *cli.Env, script shell.Script, stdin io.Reader, maxOutput int) (int, error) {
 	dir, err := env.WorkDir()
 	if err != nil {
-		fmt.Fprintf(stderr, "shell: %s\n", cli.Diagnostic(err))
-		return shell.StatusInternal
+		return 0, err
 	}
 	var environ []string
 	if env.Environ != nil {
 		environ = env.Environ()
 	}
 	cfg := shell.Config{
-		Dir: dir, Environ: environ, Stdin: stdin,
-		Stdout: env.Stdout, Stderr: env.Stderr, MaxOutput: maxOutput,
-		Private: private,
+		Dir: dir, Environ: environ, Stdin: stdin, Stdout: stream(env.Stdout), Stderr: stream(env.Stderr),
+		MaxOutput: maxOutput, BoundVar: MaxOutputEnv,
+	}
+	if cfg.Bash, err = shell.LookBash(environ); err != nil {
+		path, _ := lookupEnv(env, "PATH")
+		return 0, errs.Errorf(codeBashMissing, "bash is not on PATH (%s): rowkit shell runs scripts with the system's bash; install it (Debian, Ubuntu: apt-get install bash; Fedora: dnf install bash; Alpine: apk add bash)", path).WithExit(127)
 	}
 	if env.Executable != "" {
+		exe, err := filepath.EvalSymlinks(env.Executable)
+		if err != nil {
+			return 0, errs.Errorf(codePrivateDir, "cannot find the running rowkit binary (%s): %v", env.Executable, regfile.Cause(err)).WithExit(shell.StatusInternal)
+		}
+		tmp, _ := lookupEnv(env, "TMPDIR")
+		if tmp == "" {
+			tmp = "/tmp"
+		}
+		if cfg.Private, err = shell.Links(tmp, exe, ShellNames()); err != nil {
+			return 0, errs.New(codePrivateDir, err.Error()).WithExit(shell.StatusInternal)
+		}
 		cfg.Guardian = &shell.Program{Path: env.Executable, Args: []string{"rowkit", "shell", "--guardian"}}
 	}
 	res := shell.Run(ctx, script, cfg)
@@ -216,12 +215,30 @@ func RunShell(ctx context.Context, env *cli.Env, name, src string, stdin io.Read
 		var sig cli.Signal
 		if errors.As(context.Cause(ctx), &sig) {
 			if n, ok := sig.Signal.(syscall.Signal); ok {
-				return 128 + int(n)
+				return 128 + int(n), nil
 			}
 		}
-		return 128 + int(syscall.SIGTERM)
+		return 128 + int(syscall.SIGTERM), nil
 	}
-	return res.Status
+	return res.Status, nil
+}
+
+// ShellNames are the names of rowkit's commands on the PATH of a script of
+// rowkit shell: rowkit, and every shell name of the command table (All),
+// as rowkit link makes them.
+func ShellNames() []string { return shellNames }
+
+// shellNames is made once All is (all.go's init): a command's Run that
+// referred to All would make All's initialization a cycle.
+var shellNames []string
+
+// stream is a command's stream as bash should get it: the file under it
+// (a terminal stays a terminal), else the writer.
+func stream(w io.Writer) io.Writer {
+	if f := cli.File(w); f != nil {
+		return f
+	}
+	return w
 }
 
 func failShell(env *cli.Env, err error) int {
@@ -230,46 +247,4 @@ func failShell(env *cli.Env, err error) int {
 	}
 	fmt.Fprintf(env.Stderr, "%s: %s\n", env.Name, cli.Diagnostic(err))
 	return errs.ExitCode(err)
-}
-
-// privateCommands are the commands a script runs in-process, by their
-// shell names and as rowkit subcommands.
-var privateCommands = []*cli.Command{Hread, Grep, Inspect, Patch}
-
-// private returns the private command args names, or nil.
-func private(args []string) shell.Command {
-	if !isPrivate(args) {
-		return nil
-	}
-	return func(ctx context.Context, c *shell.Call) int {
-		env := &cli.Env{
-			Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr, Dir: c.Dir,
-			LookupEnv: lookupIn(c.Environ), Environ: func() []string { return c.Environ },
-			OutputBytes: c.OutputBytes,
-		}
-		return cli.Main(ctx, env, c.Args, privateCommands)
-	}
-}
-
-// isPrivate reports whether args names a private command: by its shell
-// name (hread), or as a rowkit subcommand (rowkit hread, rowkit grep).
-func isPrivate(args []string) bool {
-	for _, c := range privateCommands {
-		if args[0] == c.Aliases[0] || args[0] == "rowkit" && len(args) > 1 && args[1] == c.Name {
-			return true
-		}
-	}
-	return false
-}
-
-// lookupIn finds a variable in environ, as the program would.
-func lookupIn(environ []string) func(string) (string, bool) {
-	return func(key string) (string, bool) {
-		for i := len(environ) - 1; i >= 0; i-- {
-			if v, ok := strings.CutPrefix(environ[i], key+"="); ok {
-				return v, true
-			}
-		}
-		return "", false
-	}
 }

@@ -54,7 +54,10 @@ var Vocabularies = []Vocabulary{
 	// body, a failed stream) or the model (a routed call it could not
 	// carry, in place of Codex's "unsupported custom tool call").
 	{"router", []string{Usage, "router_startup", "listen", "upstream_unreachable", "request_too_large", "router_limit", "carrier_nul", "carrier_unsafe"}},
-	{"carrier", join([]string{Usage, "carrier_protocol", Read, Write, TooLarge}, patchCodes)},
+	{"carrier", join([]string{Usage, "carrier_protocol", Read, Write, TooLarge, "bash_missing", "private_dir"}, patchCodes)},
+	// rowkit shell reports these before bash runs; then the status is
+	// bash's, and what the script prints is its own.
+	{"shell", []string{Usage, Read, "bash_missing", "private_dir"}},
 
 	{"mcp:inspect_file", join([]string{Usage}, inspectCodes)},
 	{"mcp:read_file", join([]string{Usage}, readCodes)},

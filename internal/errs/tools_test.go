@@ -47,7 +47,7 @@ var packageTools = map[string][]string{
 	"patch":     {"patch", "mcp:edit"},
 	"workspace": {"inspect", "read", "patch", "recover", "grep", "mcp:inspect_file", "mcp:read_file", "mcp:edit", "mcp:search", "mcp:inspect_repository"},
 	"cli":       {"hread", "read", "grep", "review", "inspect", "patch", "recover", "mcp", "link", "help", "router", "carrier", "symbol"},
-	"cmd":       {"hread", "read", "grep", "review", "inspect", "patch", "recover", "mcp", "link", "help", "router", "carrier", "symbol"},
+	"cmd":       {"hread", "read", "grep", "review", "inspect", "patch", "recover", "mcp", "link", "help", "router", "carrier", "symbol", "shell"},
 	"router":    {"router"},
 	"txn":       {"patch", "recover", "carrier", "mcp:edit"},
 	"mcpserver": {"mcp:inspect_file", "mcp:read_file", "mcp:search", "mcp:edit", "mcp:inspect_repository", "mcp:run_validations"},

@@ -1,11 +1,12 @@
 // Package proc owns running other programs: the one subprocess runner behind
-// ripgrep, git, validation commands and the programs of rowkit shell.
+// ripgrep, git, validation commands and the bash of rowkit shell.
 //
 // Every process gets argv (never a shell), an explicit working directory,
 // an allowlisted environment, standard input at /dev/null unless given, and
-// its own process group. Stopping it (context cancelled, timeout, or Stop)
-// sends SIGTERM to the whole group, then SIGKILL after a grace period; when
-// the leader exits, whatever is left of its group is killed too, so no
+// its own process group (or session). Stopping it (context cancelled,
+// timeout, or Stop) sends SIGTERM to the whole group, then SIGKILL after a
+// grace period; when the leader exits, whatever is left of its group is
+// killed too (unless the caller takes that on: Spec.Session), so no
 // grandchild outlives the call. Every process but one started to Outlive
 // this one gets SIGKILL when this process dies, however it dies
 // (Pdeathsig). Output goes to bounded writers (Capture, Limit) or to a pipe
@@ -69,10 +70,15 @@ type Spec struct {
 	// gets when this one dies: the shell's guardian, whose work starts
 	// then. Timeout, Stop and a cancelled context still stop it.
 	Outlive bool
-	// Session starts the process in a session of its own (setsid) rather
-	// than only a process group: a daemon started on purpose (the symbol
-	// broker), which no terminal hang-up or clean-up of its starter's
-	// session or group reaches. With Outlive it survives its starter.
+	// Session starts the process as the leader of a session of its own
+	// (setsid(2)), rather than of a process group in this one: as the
+	// commands of an agent's shell tool run (rowkit shell's bash), or a
+	// daemon started on purpose (the symbol broker), which no terminal
+	// hang-up or clean-up of its starter's session or group reaches; with
+	// Outlive it survives its starter. What remains of its group when it
+	// exits is left to the caller, who stops it (rowkit shell names what a
+	// script left running, and gives it a grace period). Stop and a
+	// cancelled context still signal the whole group.
 	Session bool
 
 	Stdin io.Reader // nil: /dev/null
@@ -162,13 +168,9 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	}
 	cmd.Stdin = s.Stdin
 	cmd.ExtraFiles = s.ExtraFiles
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: !s.Session, Setsid: s.Session, Pdeathsig: syscall.SIGKILL}
 	if s.Outlive {
 		cmd.SysProcAttr.Pdeathsig = 0
-	}
-	if s.Session {
-		// A session leader is also the leader of a new group.
-		cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Setsid = false, true
 	}
 	p := &Process{cmd: cmd, grace: s.Grace, exited: make(chan struct{}), done: make(chan struct{})}
 	if p.grace <= 0 {
@@ -249,8 +251,11 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	}
 	go func() {
 		p.waitErr = cmd.Wait()
-		// The leader is gone; nothing else of its group may stay behind.
-		endGroup(cmd.Process.Pid)
+		if !s.Session {
+			// The leader is gone; nothing else of its group may stay
+			// behind.
+			endGroup(cmd.Process.Pid)
+		}
 		close(p.exited)
 	}()
 	ctx, p.cancelFn = context.WithCancel(ctx)
@@ -369,7 +374,8 @@ func endGroup(pgid int) {
 	}
 }
 
-// Pid returns the process id, which is also its group id.
+// Pid returns the process id, which is also its group id (and its
+// session id, with Spec.Session).
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
 // Stop ends the process group: SIGTERM now, SIGKILL after the grace period

@@ -38,12 +38,12 @@ const hpatchDescription = "Apply an HPATCH/2 edit script to the files of the wor
 func shellDescription() string {
 	return "Run one bash script in the working directory; the result is its combined " +
 		"stdout and stderr and its exit status. This is a FREEFORM tool: send the script itself, not " +
-		"JSON. rowkit interprets it (bash syntax, no job control). These commands run inside it and " +
+		"JSON. bash runs it as a login shell, as Codex runs commands. These commands are on its PATH and " +
 		"print verified rows LINE:HASH TEXT: `hread PATH [START:END]` (a file, or a range of its lines), " +
 		"`hgrep PATTERN [PATH...]` (ripgrep; rows \"PATH\":LINE:HASH TEXT), `inspect_file PATH` (a " +
 		"file's outline as JSON whose spans are rows) and `hpatch` (an HPATCH/2 script on stdin, e.g. " +
 		"`hpatch <<'EOF' ... EOF`). Output over " + errs.Thousands(OutputBytes) + " bytes keeps its head " +
-		"and tail and says what it left out. Processes the script starts are stopped when it ends " +
+		"and tail and says what it left out. Processes the script leaves running are stopped when it ends " +
 		"(`setsid -f CMD >LOG 2>&1` detaches one on purpose). A run longer than 30 s returns a " +
 		"session ID to poll with write_stdin. The calls of one response run at the same time.\n\n" + Guidance
 }

@@ -1,8 +1,8 @@
-// Package shell owns rowkit's shell: bash scripts parsed and interpreted
-// in-process (mvdan.cc/sh), in which a caller's private commands run as Go
-// functions with the interpreter's streams, directory and environment,
-// and every other command runs through internal/proc in its own process
-// group. It owns what a script may leave behind (nothing: background jobs
-// are stopped at its end, and a guardian process stops them when the
-// shell itself is killed) and the bound on what a script prints (Output).
+// Package shell owns rowkit's shell: a script run by the system's bash,
+// as a login shell in its own session (as Codex runs its model's
+// commands), with rowkit's commands private to it through a directory of
+// links first on its PATH (Links). It owns what a script may leave behind
+// (nothing in its process group: stopped at its end, and by a guardian
+// process when the shell itself is killed) and the bound on what a script
+// prints (Output).
 package shell

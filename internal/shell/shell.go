@@ -1,73 +1,25 @@
 package shell
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"mvdan.cc/sh/v3/interp"
-	"mvdan.cc/sh/v3/syntax"
+	"github.com/rowkit/rowkit/internal/proc"
 )
 
-// Script is a parsed bash script.
+// Script is what bash runs: a script given as text (bash -c) or a file
+// bash reads (bash FILE).
 type Script struct {
-	file    *syntax.File
-	ownKill bool // it defines a function named kill
-}
-
-// SyntaxError is a script that bash would not parse. Its text is
-// NAME:LINE:COL: MESSAGE.
-type SyntaxError struct{ err error }
-
-func (e *SyntaxError) Error() string { return e.err.Error() }
-
-// Parse parses src as bash. name names the script in a syntax error.
-func Parse(src []byte, name string) (*Script, error) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(bytes.NewReader(src), name)
-	if err != nil {
-		return nil, &SyntaxError{err}
-	}
-	return &Script{file: f, ownKill: definesKill(f)}, nil
-}
-
-// definesKill reports whether f declares a function named kill, which
-// then answers to kill in place of the external one (see Session.call).
-func definesKill(f *syntax.File) bool {
-	found := false
-	syntax.Walk(f, func(n syntax.Node) bool {
-		if d, ok := n.(*syntax.FuncDecl); ok && d.Name != nil && d.Name.Value == "kill" {
-			found = true
-		}
-		return !found
-	})
-	return found
-}
-
-// Command is a private command: a Go function the script runs in-process
-// under a name, in place of a program. It returns its exit status.
-type Command func(ctx context.Context, c *Call) int
-
-// Call is what a private command gets: the interpreter's state where the
-// script calls it.
-type Call struct {
-	Args    []string // Args[0] is the name it was called under
-	Dir     string   // the script's current directory
-	Environ []string // the exported variables, KEY=VALUE
-	Stdin   io.Reader
-	Stdout  io.Writer
-	Stderr  io.Writer
-	// OutputBytes is the byte budget of a command whose stdout is the
-	// shell's bounded output (Config.MaxOutput), so that its result is
-	// shown whole; 0 when its output goes elsewhere (a pipe, a file).
-	OutputBytes int
+	Command string
+	File    string // when not "": relative to Config.Dir
 }
 
 // Program is how to start a program: its path and its argv (Args[0] is
@@ -79,171 +31,298 @@ type Program struct {
 
 // Config is the world a script runs in.
 type Config struct {
-	Dir     string   // the working directory, absolute
-	Environ []string // the environment, KEY=VALUE
+	// Bash is the bash that runs the script, an absolute path (LookBash).
+	Bash string
+	// Dir is the working directory, absolute.
+	Dir string
+	// Environ is the environment, KEY=VALUE. bash runs as a login shell
+	// in it, as Codex runs its model's commands: the profile runs first.
+	Environ []string
 	// Stdin is the script's standard input; nil is none (/dev/null).
 	Stdin io.Reader
-	// Stdout and Stderr are the script's streams; nil discards.
+	// Stdout and Stderr are the script's streams; nil discards. A file
+	// is bash's own (a terminal stays a terminal); any other writer is
+	// fed from a pipe.
 	Stdout, Stderr io.Writer
 	// MaxOutput, when positive, merges stdout and stderr into Stdout
 	// (Output) within MaxOutput bytes (at least MinOutput).
 	MaxOutput int
+	// BoundVar, with MaxOutput, names the variable that gives the
+	// script's commands the room of the bounded output's head (Room), so
+	// that a command that heeds it (rowkit's ROWKIT_MAX_OUTPUT) shows its
+	// whole result before the bound's note.
+	BoundVar string
 
-	// Private returns the private command that runs args in-process, or
-	// nil: args then names a program. It is asked only for a name that is
-	// not a function or a builtin of the script.
-	Private func(args []string) Command
+	// Private is a directory of private commands (Links), put first on
+	// the script's PATH once its profile has run; "" puts none.
+	Private string
 
-	// Guardian starts the guardian (Guard) in a process of its own, before
-	// the first program the script runs; nil runs none, and a caller that
-	// SIGKILLs the shell may then leave the script's programs running.
+	// Guardian starts the guardian (Guard) in a process of its own,
+	// before bash; nil runs none, and a caller that SIGKILLs the shell
+	// may then leave the script's processes running.
 	Guardian *Program
 
-	// Grace is how long a stopped program has between SIGTERM and
+	// Grace is how long a stopped process group has between SIGTERM and
 	// SIGKILL; 0 is proc.DefaultGrace.
 	Grace time.Duration
 }
 
 // Result is how a script ended.
 type Result struct {
-	// Status is the script's exit status: the last command's, or exit's.
+	// Status is the script's exit status, bash's: its last command's, or
+	// exit's; 128 + n when bash died of signal n.
 	Status int
-	// Stopped names the background commands still running at the end of
-	// the script, which were stopped.
+	// Stopped names the commands the script left running in its process
+	// group, which were stopped.
 	Stopped []string
 	// Err is why the script did not run to its end: ctx's error when it
-	// was cancelled (Status is then StatusStopped), or an internal error
-	// (StatusInternal).
+	// was cancelled (Status is then StatusStopped), or why bash did not
+	// start (StatusInternal).
 	Err error
 }
 
-// StatusInternal is the status of a script the shell could not run, and
-// of a private command that panicked.
+// StatusInternal is the status of a script the shell could not run.
 const StatusInternal = 70
 
 // StatusStopped is the status of a script whose context was cancelled:
 // what SIGTERM gives (a caller that knows the signal reports 128 + it).
 const StatusStopped = 128 + int(syscall.SIGTERM)
 
-// Run runs s in cfg until it ends or ctx is cancelled, and stops whatever
-// it left running. Cancelling ctx stops the programs it runs (SIGTERM to
-// each process group, SIGKILL after the grace period) before Run returns.
-func Run(ctx context.Context, s *Script, cfg Config) Result {
+// ErrNoBash is a PATH without bash.
+var ErrNoBash = errors.New("bash is not on PATH")
+
+// LookBash finds bash on the PATH of environ.
+func LookBash(environ []string) (string, error) {
+	if p, ok := proc.LookPath("bash", environ); ok {
+		return p, nil
+	}
+	return "", ErrNoBash
+}
+
+// Run runs s with bash in cfg until it ends or ctx is cancelled, and stops
+// what it left running in its process group. Cancelling ctx stops the
+// script (SIGTERM to its process group, SIGKILL after the grace period)
+// before Run returns.
+func Run(ctx context.Context, s Script, cfg Config) Result {
 	if cfg.Stdout == nil {
 		cfg.Stdout = io.Discard
 	}
 	if cfg.Stderr == nil {
 		cfg.Stderr = io.Discard
 	}
-	sh := newSession(cfg)
-	stdout, stderr := serialized(cfg.Stdout, cfg.Stderr)
+	grace := cfg.Grace
+	if grace <= 0 {
+		grace = proc.DefaultGrace
+	}
+	env := bashEnviron(cfg)
+	var out *Output
+	stdout, stderr := cfg.Stdout, cfg.Stderr
 	if cfg.MaxOutput > 0 {
-		sh.out = NewOutput(cfg.Stdout, cfg.MaxOutput)
-		stdout, stderr = sh.out, sh.out
+		out = NewOutput(cfg.Stdout, cfg.MaxOutput)
+		stdout, stderr = out, out
+		if cfg.BoundVar != "" {
+			env = setenv(env, cfg.BoundVar, strconv.Itoa(out.Room()))
+		}
+	}
+	internal := func(err error) Result {
+		fmt.Fprintf(stderr, "shell: internal error: %s\n", oneLine(err.Error()))
+		if out != nil {
+			out.Close()
+		}
+		return Result{Status: StatusInternal, Err: err}
 	}
 	if cfg.Dir == "" {
-		return sh.internal(errors.New("no working directory"))
+		return internal(errors.New("no working directory"))
 	}
-	stdin := cfg.Stdin
-	if stdin == nil {
-		null, err := os.Open(os.DevNull)
-		if err != nil {
-			return sh.internal(fmt.Errorf("opening %s: %w", os.DevNull, err))
-		}
-		defer null.Close()
-		stdin = null
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	r, err := sh.runner(s, cfg.Dir, cfg.Environ, stdin, stdout, stderr)
+	var st streams
+	defer st.abandon()
+	in, err := st.input(cfg.Stdin)
 	if err != nil {
-		return sh.internal(err)
+		return internal(err)
 	}
-	err = r.Run(runCtx, s.file)
-	res := Result{Status: exitStatus(err)}
-	switch {
-	case ctx.Err() != nil:
-		res.Status, res.Err = StatusStopped, ctx.Err()
-	case err != nil && !isExit(err):
-		res.Status, res.Err = StatusInternal, err
-		fmt.Fprintf(stderr, "shell: internal error: %s\n", oneLine(err.Error()))
+	outf, errf, err := st.outputs(stdout, stderr)
+	if err != nil {
+		return internal(err)
 	}
-	res.Stopped = sh.end(stop)
-	if len(res.Stopped) > 0 && ctx.Err() == nil {
-		line := stoppedLine(res.Stopped)
-		if sh.out != nil {
-			sh.out.Line(line)
+	var g guard
+	g.prog = cfg.Guardian
+	if err := g.start(); err != nil {
+		fmt.Fprintf(stderr, "shell: the guardian did not start (%s): what the script leaves running is not stopped if the shell is killed\n", oneLine(err.Error()))
+	}
+	defer g.close()
+	args := []string{"-lc", s.Command}
+	if s.File != "" {
+		args = []string{"-l", "--", s.File} // a FILE named -x is no option
+	}
+	spec := proc.Spec{
+		Path: cfg.Bash, Argv0: "bash", Args: args, Dir: cfg.Dir, Env: env,
+		Stdout: outf, Stderr: errf, Grace: grace, Session: true,
+	}
+	if in != nil {
+		spec.Stdin = in
+	}
+	p, err := proc.Start(ctx, spec)
+	st.started()
+	if err != nil {
+		return internal(fmt.Errorf("cannot run %s: %w", cfg.Bash, err))
+	}
+	g.add(p.Pid())
+	res := p.Wait()
+	stopped := endGroup(p.Pid(), append([]string{"bash"}, args...), grace)
+	g.remove(p.Pid())
+	st.drain(grace)
+	r := Result{Status: res.Code()}
+	if ctx.Err() != nil {
+		r.Status, r.Err = StatusStopped, ctx.Err()
+	} else if len(stopped) > 0 {
+		r.Stopped = stopped
+		if out != nil {
+			out.Line(stoppedLine(stopped))
 		} else {
-			fmt.Fprintln(stderr, line)
+			fmt.Fprintln(stderr, stoppedLine(stopped))
 		}
 	}
-	sh.guard.close()
-	if sh.out != nil {
-		sh.out.Close()
+	if out != nil {
+		out.Close()
 	}
-	return res
+	return r
 }
 
-// serialized makes the script's streams safe for the writes that come at
-// once from background commands, pipeline stages and programs' pipes: a
-// file is written to whole by the system, any other writer gets a lock
-// (one for both when they are the same writer).
-func serialized(stdout, stderr io.Writer) (io.Writer, io.Writer) {
-	wrap := func(w io.Writer) io.Writer {
-		if _, ok := w.(*os.File); ok || w == nil {
-			return w
+// bashEnviron is the environment bash starts in: cfg's, with BASH_ENV
+// naming the file that puts the private commands on PATH after the
+// profile (the caller's own BASH_ENV handed over in CallerBashEnv).
+func bashEnviron(cfg Config) []string {
+	env := append([]string(nil), cfg.Environ...)
+	if cfg.Private == "" {
+		return env
+	}
+	if v, ok := getenv(env, "BASH_ENV"); ok {
+		env = setenv(env, CallerBashEnv, v)
+	} else {
+		env = unsetenv(env, CallerBashEnv)
+	}
+	return setenv(env, "BASH_ENV", bashEnvFile(cfg.Private))
+}
+
+func getenv(env []string, key string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v, true
 		}
-		return &locked{w: w}
 	}
-	if _, ok := stdout.(*os.File); !ok && stdout != nil && sameWriter(stdout, stderr) {
-		l := wrap(stdout)
-		return l, l
+	return "", false
+}
+
+func unsetenv(env []string, key string) []string {
+	out := env[:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, key+"=") {
+			out = append(out, kv)
+		}
 	}
-	return wrap(stdout), wrap(stderr)
+	return out
 }
 
-// locked is a writer one write at a time. It has no ReadFrom, so that a
-// copy into it (from a program's pipe) writes what it read, under the
-// lock, rather than reading into the writer's buffer while others write.
-type locked struct {
-	mu sync.Mutex
-	w  io.Writer
+func setenv(env []string, key, value string) []string {
+	return append(unsetenv(env, key), key+"="+value)
 }
 
-func (l *locked) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+// streams are bash's standard streams: the caller's files as they are,
+// pipes for its other readers and writers.
+type streams struct {
+	parentEnds []*os.File // the ends bash gets, closed here once it has them
+	readEnds   []*os.File // the ends copied from, closed when drained
+	copies     sync.WaitGroup
 }
 
-// sameWriter reports whether a and b are the same writer; writers of a
-// type that cannot be compared are never the same.
-func sameWriter(a, b io.Writer) bool {
-	if a == nil || b == nil {
-		return false
+// input is bash's stdin for r.
+func (s *streams) input(r io.Reader) (*os.File, error) {
+	switch f := r.(type) {
+	case nil:
+		return nil, nil // proc gives /dev/null
+	case *os.File:
+		return f, nil
 	}
-	t := reflect.TypeOf(a)
-	return t == reflect.TypeOf(b) && t.Comparable() && a == b
-}
-
-// exitStatus is the status err from the interpreter stands for.
-func exitStatus(err error) int {
-	var es interp.ExitStatus
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &es):
-		return int(es)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
 	}
-	return StatusInternal
+	s.parentEnds = append(s.parentEnds, pr)
+	// Not waited for: a script that does not read its input ends all
+	// the same, and the write fails once no one holds the read end.
+	go func() {
+		io.Copy(pw, r)
+		pw.Close()
+	}()
+	return pr, nil
 }
 
-func isExit(err error) bool {
-	var es interp.ExitStatus
-	return errors.As(err, &es)
+// outputs are bash's stdout and stderr for w and e: one pipe for both
+// when they are the same writer, so that their order is kept.
+func (s *streams) outputs(w, e io.Writer) (*os.File, *os.File, error) {
+	of, err := s.output(w)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, file := e.(*os.File); !file && e == w {
+		return of, of, nil
+	}
+	ef, err := s.output(e)
+	return of, ef, err
 }
 
-// stoppedLine names the background commands stopped at the end.
+func (s *streams) output(w io.Writer) (*os.File, error) {
+	if f, ok := w.(*os.File); ok {
+		return f, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	s.parentEnds = append(s.parentEnds, pw)
+	s.readEnds = append(s.readEnds, pr)
+	s.copies.Add(1)
+	go func() {
+		defer s.copies.Done()
+		io.Copy(w, pr)
+		io.Copy(io.Discard, pr) // a writer that refused more: keep draining
+	}()
+	return pw, nil
+}
+
+// started closes this process's copies of the ends bash has: the pipes
+// then end when bash and what it started are gone.
+func (s *streams) started() {
+	for _, f := range s.parentEnds {
+		f.Close()
+	}
+	s.parentEnds = nil
+}
+
+// drain waits for the copies to reach the end of their pipes, at most d:
+// a process that left the group on purpose (setsid -f) may hold one for
+// ever, and is then left to write into a pipe no one reads.
+func (s *streams) drain(d time.Duration) {
+	done := make(chan struct{})
+	go func() { s.copies.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		s.abandon()
+		<-done
+	}
+}
+
+func (s *streams) abandon() {
+	s.started()
+	for _, f := range s.readEnds {
+		f.Close()
+	}
+	s.readEnds = nil
+}
+
+// stoppedLine names the commands the script left running, which were
+// stopped.
 func stoppedLine(names []string) string {
 	const most = 5
 	shown := names

@@ -1,18 +1,18 @@
 package shell
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -21,112 +21,89 @@ import (
 	"github.com/rowkit/rowkit/internal/proc"
 )
 
-// TestMain lets the test binary be the guardian: /proc/self/exe run under
-// the name shell-guardian.
+// The private commands of these tests: this test binary under their names
+// (what matters here is how the shell reaches them; the real ones are
+// tested in internal/cmd and by the testscripts).
+var testCommands = map[string]func(args []string) int{
+	// emit N WORD writes N lines "WORD I".
+	"emit": func(args []string) int {
+		n, _ := strconv.Atoi(args[1])
+		for i := range n {
+			fmt.Printf("%s %d\n", args[2], i)
+		}
+		return 0
+	},
+	// where prints its directory, its argv and T_BOUND.
+	"where": func(args []string) int {
+		dir, _ := os.Getwd()
+		fmt.Printf("%s %q T_BOUND=%s\n", filepath.Base(dir), args[1:], os.Getenv("T_BOUND"))
+		return 0
+	},
+}
+
+// TestMain lets the test binary be the guardian (shell-guardian) and the
+// private commands.
 func TestMain(m *testing.M) {
-	if filepath.Base(os.Args[0]) == "shell-guardian" {
+	name := filepath.Base(os.Args[0])
+	if name == "shell-guardian" {
 		Guard(os.Stdin, time.Second)
 		os.Exit(0)
+	}
+	if c, ok := testCommands[name]; ok {
+		os.Exit(c(os.Args))
 	}
 	os.Exit(m.Run())
 }
 
 var testGuardian = &Program{Path: "/proc/self/exe", Args: []string{"shell-guardian"}}
 
-// The private commands of these tests: small Go functions, so that what is
-// tested is the shell's handling of them (the real ones are tested in
-// internal/cmd and by the testscripts).
-var testCommands = map[string]Command{
-	// emit N WORD writes N lines "WORD I".
-	"emit": func(ctx context.Context, c *Call) int {
-		n, _ := strconv.Atoi(c.Args[1])
-		w := bufio.NewWriter(c.Stdout)
-		for i := range n {
-			fmt.Fprintf(w, "%s %d\n", c.Args[2], i)
-		}
-		if w.Flush() != nil {
-			return 1
-		}
-		return 0
-	},
-	// upper copies stdin to stdout in capitals.
-	"upper": func(ctx context.Context, c *Call) int {
-		b, err := io.ReadAll(c.Stdin)
-		if err != nil {
-			return 1
-		}
-		if _, err := c.Stdout.Write(bytes.ToUpper(b)); err != nil {
-			return 1
-		}
-		return 0
-	},
-	// count prints the number of lines on stdin.
-	"count": func(ctx context.Context, c *Call) int {
-		b, _ := io.ReadAll(c.Stdin)
-		fmt.Fprintln(c.Stdout, bytes.Count(b, []byte("\n")))
-		return 0
-	},
-	// room prints its OutputBytes.
-	"room": func(ctx context.Context, c *Call) int {
-		fmt.Fprintln(c.Stdout, c.OutputBytes)
-		return 0
-	},
-	// where prints its directory and the variables it was given, sorted.
-	"where": func(ctx context.Context, c *Call) int {
-		fmt.Fprintln(c.Stdout, c.Dir)
-		var vars []string
-		for _, kv := range c.Environ {
-			if strings.HasPrefix(kv, "T_") {
-				vars = append(vars, kv)
-			}
-		}
-		slices.Sort(vars)
-		for _, kv := range vars {
-			fmt.Fprintln(c.Stdout, kv)
-		}
-		return 0
-	},
-	// fail N exits N, saying so on stderr.
-	"fail": func(ctx context.Context, c *Call) int {
-		n, _ := strconv.Atoi(c.Args[1])
-		fmt.Fprintf(c.Stderr, "fail: %d\n", n)
-		return n
-	},
-	// boom panics.
-	"boom": func(ctx context.Context, c *Call) int {
-		var m map[string]int
-		m["x"]++
-		return 0
-	},
-	// block waits for ctx.
-	"block": func(ctx context.Context, c *Call) int {
-		<-ctx.Done()
-		return 1
-	},
-}
+// testNames are the private commands' names.
+var testNames = []string{"emit", "where"}
 
-func testPrivate(args []string) Command { return testCommands[args[0]] }
+// self is this test binary, symbolic links resolved.
+func self(t *testing.T) string {
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
 
 type ran struct {
 	stdout, stderr string
 	res            Result
 }
 
+// env is an environment for a script in dir: its own home (with an empty
+// profile) and temporary directory, this process's PATH.
+func env(dir string, more ...string) []string {
+	home := filepath.Join(dir, ".home")
+	os.MkdirAll(home, 0o755)
+	return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + dir, "T_FROM_CALLER=1"}, more...)
+}
+
 // runScript runs src in dir (a new one when empty) with the test commands.
-func runScript(t *testing.T, ctx context.Context, dir, src string, bound int) ran {
+func runScript(t *testing.T, ctx context.Context, dir, src string, bound int, more ...string) ran {
 	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	s, err := Parse([]byte(src), "script")
+	bash, err := LookBash(env(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	private, err := Links(dir, self(t), testNames)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	res := Run(ctx, s, Config{
-		Dir: dir, Environ: []string{"PATH=" + os.Getenv("PATH"), "T_FROM_CALLER=1", "TMPDIR=" + dir},
-		Stdout: &stdout, Stderr: &stderr, MaxOutput: bound,
-		Private: testPrivate, Guardian: testGuardian, Grace: time.Second,
+	res := Run(ctx, Script{Command: src}, Config{
+		Bash: bash, Dir: dir, Environ: env(dir, more...),
+		Stdout: &stdout, Stderr: &stderr, MaxOutput: bound, BoundVar: "T_BOUND",
+		Private: private, Guardian: testGuardian, Grace: time.Second,
 	})
 	return ran{stdout.String(), stderr.String(), res}
 }
@@ -138,67 +115,166 @@ func expect(t *testing.T, got ran, status int, stdout, stderr string) {
 	}
 }
 
-// Private commands take part in pipes, redirections, $(...), heredocs,
-// &&, ||, set -e and functions like programs do.
-func TestPrivateCommandsAreCommands(t *testing.T) {
-	ctx := context.Background()
-	expect(t, runScript(t, ctx, "", "emit 3 a | upper", 0), 0, "A 0\nA 1\nA 2\n", "")
-	expect(t, runScript(t, ctx, "", "emit 2 b > f; upper < f; x=$(emit 1 c | upper); echo \"[$x]\"", 0), 0, "B 0\nB 1\n[C 0]\n", "")
-	expect(t, runScript(t, ctx, "", "upper <<'EOF'\nq $x `y` \\\\ z\nEOF\n", 0), 0, "Q $X `Y` \\\\ Z\n", "")
-	expect(t, runScript(t, ctx, "", "fail 3 || echo \"st=$?\"; fail 0 && echo ok; set -e; fail 4; echo not", 0), 4, "st=3\nok\n", "fail: 3\nfail: 0\nfail: 4\n")
-	// A function of the same name wins; command reaches the private one;
-	// ./upper is a path, not the private command.
-	expect(t, runScript(t, ctx, "", "upper() { echo fn \"$@\"; }; echo x | upper 1; echo y | command upper; ./upper", 0), 127,
-		"fn 1\nY\n", "shell: line 1: ./upper: No such file or directory\n")
-	// Exec of a private command: the shell ends with its status.
-	expect(t, runScript(t, ctx, "", "exec fail 5; echo not", 0), 5, "", "fail: 5\n")
+// bashLC runs src with bash -lc itself, as runScript runs it, for what the
+// shell must equal.
+func bashLC(t *testing.T, dir, src string, more ...string) ran {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	c := exec.Command("bash", "-lc", src)
+	c.Dir, c.Env, c.Stdout, c.Stderr = dir, env(dir, more...), &stdout, &stderr
+	err := c.Run()
+	status := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		status = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return ran{stdout.String(), stderr.String(), Result{Status: status}}
 }
 
-// Pipeline stages are goroutines: private commands run at once in one
-// pipeline and beside each other in background pipelines, with programs
-// between them. Run with -race.
-func TestPrivateCommandsRunConcurrently(t *testing.T) {
-	src := `for i in 1 2 3 4 5 6; do
-  emit 3000 w$i | upper | tr W V | upper | count > c$i &
-  emit 500 x$i | cat | upper > u$i &
-done
-emit 2000 a | upper | count
-wait
-cat c1 c2 c3 c4 c5 c6
-for i in 1 2 3 4 5 6; do emit 500 X$i | cmp - u$i; done`
-	got := runScript(t, context.Background(), "", src, 0)
-	expect(t, got, 0, "2000\n3000\n3000\n3000\n3000\n3000\n3000\n", "")
+// The script's streams, words and status are bash's.
+func TestStreamsAndStatus(t *testing.T) {
+	dir := t.TempDir()
+	for _, src := range []string{
+		"echo out; echo err >&2; exit 3",
+		"nosuch arg",
+		"true\n./nosuch",
+		"echo \"unterminated",
+		"kill -9 $$",
+		"printf '%s\\n' \"${PIPESTATUS[@]}\"; false | true; echo \"${PIPESTATUS[*]}\"",
+		"echo \"$0 $- $T_FROM_CALLER\"; shopt -q login_shell && echo login",
+	} {
+		want := bashLC(t, dir, src)
+		if src == "kill -9 $$" {
+			want.res.Status = 137
+		}
+		expect(t, runScript(t, context.Background(), dir, src, 0), want.res.Status, want.stdout, want.stderr)
+	}
 }
 
-// The working directory and the exported variables are the script's.
-func TestPrivateCommandsSeeTheScriptsDirAndEnv(t *testing.T) {
+// bash runs as a login shell: the profile sets PATH, and the private
+// commands come first on it all the same; the script starts with the $?
+// and $_ the profile left, and no trace of rowkit's BASH_ENV; the caller's
+// own BASH_ENV is read as bash would have read it.
+func TestLoginProfile(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, ".home")
+	os.MkdirAll(home, 0o755)
+	os.WriteFile(filepath.Join(home, ".profile"), []byte("PATH=/usr/local/bin:/usr/bin:/bin\nexport FROM_PROFILE=yes\nfalse\n"), 0o644)
+	src := `echo "[$?] [$_] $FROM_PROFILE ${BASH_ENV-none} ${ROWKIT_BASH_ENV-none}"; declare -F; compgen -v | grep -c rowkit; echo "$PATH"`
+	got := runScript(t, context.Background(), dir, src, 0)
+	want := bashLC(t, dir, src)
+	private, _ := Links(dir, self(t), testNames)
+	got.stdout = strings.Replace(got.stdout, "\n"+private+":", "\n", 1)
+	expect(t, got, want.res.Status, want.stdout, want.stderr)
+	got = runScript(t, context.Background(), dir, `type -P emit where | sed 's|/[^/]*$||' | uniq | wc -l; emit 1 x; PATH=/bin; emit 1 y`, 0)
+	expect(t, got, 127, "1\nx 0\n", "bash: line 1: emit: command not found\n")
+
+	os.WriteFile(filepath.Join(dir, "callers_env"), []byte("echo \"caller's BASH_ENV ran\"; CALLER=1\n"), 0o644)
+	src = `echo "$CALLER ${BASH_ENV##*/}"; bash -c 'echo child'`
+	caller := "BASH_ENV=" + filepath.Join(dir, "callers_env")
+	got = runScript(t, context.Background(), dir, src, 0, caller)
+	want = bashLC(t, dir, src, caller)
+	expect(t, got, want.res.Status, want.stdout, want.stderr)
+}
+
+// The private commands are programs on the script's PATH: in pipes, $(...),
+// after cd, from programs the script runs; a function of the same name
+// wins, command reaches the program. Under a bound they get its room.
+func TestPrivateCommands(t *testing.T) {
 	dir := t.TempDir()
 	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
-	got := runScript(t, context.Background(), dir, "cd sub && where; cd ..; export T_EXP=2; T_UNEXP=3; T_PREFIX=4 where; unset T_FROM_CALLER; where", 0)
-	want := filepath.Join(dir, "sub") + "\nT_FROM_CALLER=1\n" + dir + "\nT_EXP=2\nT_FROM_CALLER=1\nT_PREFIX=4\n" + dir + "\nT_EXP=2\n"
-	expect(t, got, 0, want, "")
-}
-
-// A panic is status 70 with one line, and the script goes on.
-func TestPrivateCommandPanic(t *testing.T) {
-	got := runScript(t, context.Background(), "", "boom; echo \"after $?\"", 0)
-	expect(t, got, 0, "after 70\n", "boom: internal error: panic: assignment to entry in nil map\n")
-}
-
-// Under a bound, a private command writing straight to the shell's output
-// gets the room left there; in a pipe or a file it gets none (its own
-// token rule applies).
-func TestPrivateCommandRoom(t *testing.T) {
-	o := NewOutput(io.Discard, 9600)
-	got := runScript(t, context.Background(), "", "room; room | cat; room > f; cat f; emit 200 line; room", 9600)
-	lines := strings.Split(got.stdout, "\n")
-	first, _ := strconv.Atoi(lines[0])
-	last, _ := strconv.Atoi(lines[len(lines)-2])
-	if first != o.headMax-0 || lines[1] != "0" || lines[2] != "0" || last >= first || last < o.tailMax {
-		t.Errorf("rooms %q (head %d, tail %d)", lines, o.headMax, o.tailMax)
+	src := `emit 3 a | tail -1; x=$(emit 1 b); echo "[$x]"; (cd sub && where 1); echo q | xargs where
+emit() { echo "function $*"; }; emit 1 c; command emit 1 d`
+	expect(t, runScript(t, context.Background(), dir, src, 0), 0,
+		"a 2\n[b 0]\nsub [\"1\"] T_BOUND=\n"+filepath.Base(dir)+" [\"q\"] T_BOUND=\nfunction 1 c\nd 0\n", "")
+	got := runScript(t, context.Background(), dir, "where", 2000)
+	if room := NewOutput(nil, 2000).Room(); got.stdout != fmt.Sprintf("%s [] T_BOUND=%d\n", filepath.Base(dir), room) {
+		t.Errorf("under a bound: %q, want the room %d", got.stdout, room)
 	}
-	if got := runScript(t, context.Background(), "", "room", 0); got.stdout != "0\n" {
-		t.Errorf("without a bound: %q", got.stdout)
+}
+
+// Links makes one directory per user and binary, 0700, with one link a
+// name, and every shell that starts at once gets it complete.
+func TestLinksConcurrently(t *testing.T) {
+	base, bin := t.TempDir(), self(t)
+	var wg sync.WaitGroup
+	dirs := make([]string, 32)
+	errs := make([]error, 32)
+	for i := range dirs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dirs[i], errs[i] = Links(base, bin, testNames)
+		}()
+	}
+	wg.Wait()
+	for i := range dirs {
+		if errs[i] != nil || dirs[i] != dirs[0] {
+			t.Fatalf("shell %d: %q, %v; shell 0: %q", i, dirs[i], errs[i], dirs[0])
+		}
+	}
+	top := filepath.Join(base, fmt.Sprintf("rowkit-%d", os.Geteuid()))
+	if !strings.HasPrefix(dirs[0], top+"/shell-") || !strings.HasSuffix(dirs[0], "/bin") {
+		t.Errorf("the directory %s", dirs[0])
+	}
+	if fi, err := os.Stat(top); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("%s: %v, %v", top, fi.Mode(), err)
+	}
+	ents, _ := os.ReadDir(top)
+	if len(ents) != 1 {
+		t.Errorf("%s holds %d entries, want the one directory (no temporary one left)", top, len(ents))
+	}
+	for _, name := range testNames {
+		if target, err := os.Readlink(filepath.Join(dirs[0], name)); err != nil || target != bin {
+			t.Errorf("%s: %q, %v", name, target, err)
+		}
+	}
+	// Another binary or another set of names: another directory.
+	other, err := Links(base, bin, []string{"emit"})
+	if err != nil || other == dirs[0] {
+		t.Errorf("%q, %v", other, err)
+	}
+}
+
+// Links refuses a directory that is not the user's own, or a symbolic link
+// in its place; closes its own that others could write to; makes again one
+// that lost a link.
+func TestLinksSafety(t *testing.T) {
+	bin := self(t)
+	base := t.TempDir()
+	top := filepath.Join(base, fmt.Sprintf("rowkit-%d", os.Geteuid()))
+	os.Symlink(t.TempDir(), top)
+	if _, err := Links(base, bin, testNames); err == nil || !strings.Contains(err.Error(), "is not a directory") {
+		t.Errorf("a symbolic link in its place: %v", err)
+	}
+	os.Remove(top)
+	os.Mkdir(top, 0o777)
+	os.Chmod(top, 0o777)
+	dir, err := Links(base, bin, testNames)
+	if fi, _ := os.Stat(top); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("open to others: %v, mode %v", err, fi.Mode())
+	}
+	os.Remove(filepath.Join(dir, "emit"))
+	if again, err := Links(base, bin, testNames); err != nil || again != dir {
+		t.Errorf("%q, %v", again, err)
+	}
+	if _, err := os.Readlink(filepath.Join(dir, "emit")); err != nil {
+		t.Errorf("the lost link was not made again: %v", err)
+	}
+	if os.Geteuid() == 0 {
+		os.Chown(top, 65534, 65534)
+		if _, err := Links(base, bin, testNames); err == nil || !strings.Contains(err.Error(), "belongs to user 65534") {
+			t.Errorf("another user's: %v", err)
+		}
+	}
+}
+
+// Without bash on PATH there is no shell.
+func TestNoBash(t *testing.T) {
+	if _, err := LookBash([]string{"PATH=" + t.TempDir() + ":/nonexistent"}); !errors.Is(err, ErrNoBash) {
+		t.Errorf("%v", err)
 	}
 }
 
@@ -206,8 +282,8 @@ func TestPrivateCommandRoom(t *testing.T) {
 // and the whole stays within it with the note; the status is the
 // script's.
 func TestBoundMergesAndBounds(t *testing.T) {
-	got := runScript(t, context.Background(), "", "echo out1; echo err1 >&2; fail 0; echo out2", 512)
-	expect(t, got, 0, "out1\nerr1\nfail: 0\nout2\n", "")
+	got := runScript(t, context.Background(), "", "echo out1; echo err1 >&2; emit 1 x; echo out2", 512)
+	expect(t, got, 0, "out1\nerr1\nx 0\nout2\n", "")
 	got = runScript(t, context.Background(), "", "seq 1 100000; echo last >&2; exit 3", 2000)
 	if got.res.Status != 3 || len(got.stdout) > 2000 || !strings.HasPrefix(got.stdout, "1\n2\n") || !strings.HasSuffix(got.stdout, "\n100000\nlast\n") ||
 		!regexp.MustCompile(`\n\[rowkit shell: output limit reached: [0-9,]+ bytes \([0-9,]+ lines\) left out here; the last [0-9,]+ bytes follow\]\n`).MatchString(got.stdout) {
@@ -272,92 +348,70 @@ func pidsIn(t *testing.T, s string) []int {
 	return pids
 }
 
-// Background commands still running at the end are stopped and named,
-// a grandchild in their group too; the status stays the script's.
-func TestBackgroundStoppedAtTheEnd(t *testing.T) {
+// What the script leaves running in its process group is stopped and
+// named, the outermost process of each tree (a subshell by what it runs);
+// the status stays the script's; what setsid -f detached is left alone.
+func TestLeftRunningStopped(t *testing.T) {
 	dir := t.TempDir()
-	src := `sh -c 'sleep 30 & echo $! >> pids; echo $$ >> pids; wait' &
-block &
-until [ -s pids ] && [ $(wc -l < pids) = 2 ]; do sleep 0.01; done
+	src := `sleep 30 & echo $! >> pids
+sh -c 'sleep 31 & echo $! >> pids'
+(trap 'exit 0' TERM; sleep 32 & echo $! >> pids; wait) &
+setsid -f sh -c 'echo $$ > detached; exec sleep 33' > /dev/null 2>&1
+until [ -s detached ] && [ $(wc -l < pids) = 3 ]; do sleep 0.01; done
 echo started; exit 4`
 	got := runScript(t, context.Background(), dir, src, 0)
-	// In the order they started, which the script does not decide.
-	sh := "sh -c 'sleep 30 & echo $! >> pids; echo $$ >> pids; wait'"
-	want := "[rowkit shell: stopped 2 background commands still running at the end of the script: " + sh + "; block]\n"
-	if strings.Contains(got.stderr, ": block; sh") {
-		want = "[rowkit shell: stopped 2 background commands still running at the end of the script: block; " + sh + "]\n"
-	}
+	want := "[rowkit shell: stopped 3 background commands still running at the end of the script: sleep 30; sleep 31; (sleep 32)]\n"
 	expect(t, got, 4, "started\n", want)
+	if !slices.Equal(got.res.Stopped, []string{"sleep 30", "sleep 31", "(sleep 32)"}) {
+		t.Errorf("%q", got.res.Stopped)
+	}
 	goneWithin(t, time.Second, pidsIn(t, waitFile(t, filepath.Join(dir, "pids")))...)
+	detached := pidsIn(t, waitFile(t, filepath.Join(dir, "detached")))
+	if !running(detached[0]) {
+		t.Errorf("setsid -f's process was stopped")
+	}
+	syscall.Kill(detached[0], syscall.SIGKILL)
+	// A server a helper starts, stopped by the script with kill $PID:
+	// nothing is left, no note.
+	src = `start() { sleep 30 & echo $! > server.pid; }
+start; kill "$(cat server.pid)"; wait "$(cat server.pid)"; echo "stopped $?"`
+	expect(t, runScript(t, context.Background(), dir, src, 0), 0, "stopped 143\n", "")
 }
 
-// Cancelling the context stops the running program's group at once
-// (SIGTERM) and ends the script.
-func TestCancelStopsPrograms(t *testing.T) {
+// A process that ignores SIGTERM gets SIGKILL after the grace period.
+func TestLeftIgnoringTerm(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Now()
+	got := runScript(t, context.Background(), dir, `sh -c 'trap "" TERM; echo $$ > pid; while :; do sleep 0.05; done' & until [ -s pid ]; do sleep 0.01; done`, 0)
+	if d := time.Since(start); d < time.Second || !strings.Contains(got.stderr, "stopped 1 background command") {
+		t.Errorf("after %v: %+v", d, got)
+	}
+	goneWithin(t, time.Second, pidsIn(t, waitFile(t, filepath.Join(dir, "pid")))...)
+}
+
+// Cancelling the context stops the script's group at once (SIGTERM), and
+// what the script left, and ends the script.
+func TestCancel(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan ran)
 	go func() {
-		done <- runScript(t, ctx, dir, "sh -c 'sleep 30 & echo $! > pids; echo $$ >> pids; wait'; echo not", 0)
+		done <- runScript(t, ctx, dir, "sleep 30 & echo $! > pids; sh -c 'echo $$ >> pids; exec sleep 31'; echo not", 0)
 	}()
-	pids := pidsIn(t, waitFile(t, filepath.Join(dir, "pids")))
+	var pids []int
+	for deadline := time.Now().Add(10 * time.Second); len(pids) < 2 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(filepath.Join(dir, "pids"))
+		if bytes.Count(b, []byte("\n")) == 2 {
+			pids = pidsIn(t, string(b))
+		}
+	}
 	start := time.Now()
 	cancel()
 	got := <-done
-	if !errors.Is(got.res.Err, context.Canceled) || got.res.Status != 143 || got.stdout != "" || time.Since(start) > 900*time.Millisecond {
+	if !errors.Is(got.res.Err, context.Canceled) || got.res.Status != StatusStopped || got.stdout != "" || time.Since(start) > 900*time.Millisecond {
 		t.Errorf("%+v after %v", got, time.Since(start))
 	}
 	goneWithin(t, time.Second, pids...)
-}
-
-// 126 and 127 as bash gives them, with its words; a program killed by a
-// signal is 128+n; a file without #! runs as a script of this shell, the
-// private commands available; one with a NUL in its first line does not.
-func TestProgramStatuses(t *testing.T) {
-	dir := t.TempDir()
-	os.Mkdir(filepath.Join(dir, "d"), 0o755)
-	os.WriteFile(filepath.Join(dir, "plain"), []byte("echo x\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "noshebang"), []byte("emit 2 \"$1\" | upper\nexit 6\n"), 0o755)
-	os.WriteFile(filepath.Join(dir, "binary"), []byte("\x00\x01\x02\n"), 0o755)
-	os.Mkdir(filepath.Join(dir, "p"), 0o755)
-	os.WriteFile(filepath.Join(dir, "p", "onpath"), []byte("echo x\n"), 0o644)
-	ctx := context.Background()
-	for _, c := range []struct {
-		src, stdout, stderr string
-		status              int
-	}{
-		{"nosuch", "", "shell: line 1: nosuch: command not found\n", 127},
-		{"true\n./nosuch", "", "shell: line 2: ./nosuch: No such file or directory\n", 127},
-		{"./d", "", "shell: line 1: ./d: Is a directory\n", 126},
-		{"./plain", "", "shell: line 1: ./plain: Permission denied\n", 126},
-		{"PATH=$PWD/p; onpath", "", "shell: line 1: " + dir + "/p/onpath: Permission denied\n", 126},
-		{"''", "", "shell: line 1: : command not found\n", 127},
-		{"./noshebang arg", "ARG 0\nARG 1\n", "", 6},
-		{"./binary", "", "shell: line 1: ./binary: cannot execute binary file\n", 126},
-		{"sh -c 'kill -9 $$'", "", "", 137},
-		{"sh -c 'exit 300'", "", "", 44},
-	} {
-		expect(t, runScript(t, ctx, dir, c.src, 0), c.status, c.stdout, c.stderr)
-	}
-}
-
-// kill is the kill program, unless the script has a kill function.
-func TestKill(t *testing.T) {
-	dir := t.TempDir()
-	src := `sh -c 'echo $$ > pid; exec sleep 30' &
-until [ -s pid ]; do sleep 0.01; done
-kill -TERM $(cat pid); wait; echo killed`
-	expect(t, runScript(t, context.Background(), dir, src, 0), 0, "killed\n", "")
-	expect(t, runScript(t, context.Background(), dir, "kill() { echo mine \"$@\"; }; kill 1", 0), 0, "mine 1\n", "")
-}
-
-// A syntax error is NAME:LINE:COL: MESSAGE, as the parser words it.
-func TestSyntaxError(t *testing.T) {
-	_, err := Parse([]byte("echo ok\nif then fi"), "script")
-	var se *SyntaxError
-	if !errors.As(err, &se) || !regexp.MustCompile(`^script:2:[0-9]+: .+`).MatchString(err.Error()) {
-		t.Errorf("%v", err)
-	}
 }
 
 // The guardian, in a process of its own, stops every group still listed
