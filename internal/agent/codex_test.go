@@ -44,7 +44,7 @@ func TestCodexModel(t *testing.T) {
 	}{
 		{"one turn", meta + turn("gpt-5.5-codex") + item(100), "gpt-5.5-codex"},
 		{"the last turn's model", meta + turn("gpt-4.1") + item(100) + turn("gpt-5.5") + item(100), "gpt-5.5"},
-		{"a turn pushed out of the end", meta + turn("gpt-4.1") + item(1 << 20), "gpt-4.1"},
+		{"a turn pushed out of the end", meta + turn("gpt-4.1") + item(1<<20), "gpt-4.1"},
 		{"a model name inside a tool output is not a turn", meta + turn("gpt-4.1") + item(10) +
 			`{"type":"response_item","payload":{"output":"{\"type\":\"turn_context\",\"payload\":{\"model\":\"gpt-5.5\"}}"}}` + "\n", "gpt-4.1"},
 		{"no turn yet", meta, ""},
