@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -15,7 +16,31 @@ import (
 func init() {
 	scriptCmds["keep"] = cmdKeep
 	scriptCmds["readkept"] = cmdReadkept
+	scriptCmds["keptref"] = cmdKeptref
 }
+
+// keptref FILE REF START finds in FILE (or stdout) the shell bound's note
+// that names a kept output, "kept: hread @out/ID N:", checks that N is the
+// first line after the head, and sets REF to @out/ID and START to N.
+func cmdKeptref(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: keptref FILE REF START")
+	}
+	out := ts.ReadFile(args[0])
+	m := keptRE.FindStringSubmatch(out)
+	if m == nil {
+		ts.Fatalf("no kept output named in %s", args[0])
+	}
+	// N is the first line left out: the head before the note has N-1.
+	head := out[:strings.Index(out, "[rowkit shell: ")]
+	if n, _ := strconv.Atoi(m[2]); strings.Count(head, "\n") != n-1 {
+		ts.Fatalf("the note reads on at line %d after a head of %d lines", n, strings.Count(head, "\n"))
+	}
+	ts.Setenv(args[1], m[1])
+	ts.Setenv(args[2], m[2])
+}
+
+var keptRE = regexp.MustCompile(`; kept: hread (@out/[0-9a-z]+) ([0-9]+):[;\]]`)
 
 // keep [-age DURATION] KIND FILE VAR keeps FILE's content in the script's
 // store of kept outputs (under its TMPDIR) as an output of KIND (text or
@@ -42,17 +67,24 @@ func cmdKeep(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(args[2], id)
 }
 
-// readkept MAX REF FILE runs hread REF and then the command each
-// diagnostic names to continue, until one exits 0: each output within MAX
-// bytes, and the lines read, numbered, the lines of FILE, each once.
+// readkept MAX REF FILE [START] runs hread REF (from line START:) and then
+// the command each diagnostic names to continue, until one exits 0: each
+// output within MAX bytes, and the lines read, numbered, the lines of FILE
+// (from START on), each once.
 func cmdReadkept(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 3 {
-		ts.Fatalf("usage: readkept MAX REF FILE")
+	if neg || len(args) != 3 && len(args) != 4 {
+		ts.Fatalf("usage: readkept MAX REF FILE [START]")
+	}
+	start := 1
+	if len(args) == 4 {
+		n, err := strconv.Atoi(args[3])
+		ts.Check(err)
+		start = n
 	}
 	bound, err := strconv.Atoi(args[0])
 	ts.Check(err)
 	var got strings.Builder
-	argv := []string{"hread", "--max-output", args[0], args[1]}
+	argv := []string{"hread", "--max-output", args[0], args[1], strconv.Itoa(start) + ":"}
 	for calls := 1; ; calls++ {
 		err := ts.Exec(argv[0], argv[1:]...)
 		stdout, stderr := ts.ReadFile("stdout"), ts.ReadFile("stderr")
@@ -65,7 +97,7 @@ func cmdReadkept(ts *testscript.TestScript, neg bool, args []string) {
 			break
 		}
 		_, next, ok := strings.Cut(strings.TrimSuffix(stderr, "\n"), "; continue with: ")
-		if !ok || calls > 50 {
+		if !ok || calls > 500 {
 			ts.Fatalf("%q: no continuation in %q", argv, stderr)
 		}
 		f := strings.Fields(next)
@@ -73,7 +105,9 @@ func cmdReadkept(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	var want strings.Builder
 	for i, line := range strings.Split(strings.TrimSuffix(ts.ReadFile(args[2]), "\n"), "\n") {
-		fmt.Fprintf(&want, "%d|%s\n", i+1, line)
+		if i+1 >= start {
+			fmt.Fprintf(&want, "%d|%s\n", i+1, line)
+		}
 	}
 	if got.String() != want.String() {
 		ts.Fatalf("the continuations read %d bytes; want %d", got.Len(), want.Len())

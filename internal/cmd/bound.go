@@ -147,9 +147,14 @@ func bounded(env *cli.Env, flag int) (outputBound, error) {
 // openKept opens the output kept as id in the user's store of kept
 // outputs (internal/spool).
 func openKept(env *cli.Env, id string) (*spool.Item, error) {
-	s, err := spool.Open(spool.Base(func(k string) (string, bool) { return lookupEnv(env, k) }), spool.Options{})
+	s, err := openSpool(env)
 	if err != nil {
 		return nil, err
 	}
 	return s.Open(id)
+}
+
+// openSpool opens the user's store of kept outputs under env's TMPDIR.
+func openSpool(env *cli.Env) (*spool.Store, error) {
+	return spool.Open(spool.Base(func(k string) (string, bool) { return lookupEnv(env, k) }), spool.Options{})
 }

@@ -60,7 +60,7 @@ type Output struct {
 	errMore  int    // lines that name an error but did not fit errMax
 	lastErr  int    // the number of the last line in errs
 
-	store   *spool.Store
+	store   func() (*spool.Store, error)
 	early   []byte // everything written while it fits the bound
 	kept    *spool.Writer
 	keptErr error
@@ -79,9 +79,11 @@ func NewOutput(w io.Writer, bound int) *Output {
 	return o
 }
 
-// Keep makes o keep the whole output in s once it passes the bound, named
-// by the note. Call it before the first Write.
-func (o *Output) Keep(s *spool.Store) { o.store = s }
+// Keep makes o keep the whole output in the store open returns, once the
+// output passes the bound (so a store is opened only for an output that
+// needs it), and name it in the note; or say there why it could not. Call
+// it before the first Write.
+func (o *Output) Keep(open func() (*spool.Store, error)) { o.store = open }
 
 // Write takes p whole, whatever the bound.
 func (o *Output) Write(p []byte) (int, error) {
@@ -106,7 +108,10 @@ func (o *Output) tee(p []byte) {
 	case o.store == nil:
 		o.keptErr, o.early = errNoStore, nil
 	default:
-		o.kept, o.keptErr = o.store.Create(spool.Text)
+		var st *spool.Store
+		if st, o.keptErr = o.store(); o.keptErr == nil {
+			o.kept, o.keptErr = st.Create(spool.Text)
+		}
 		if o.kept != nil {
 			o.kept.Write(o.early)
 			o.kept.Write(p)
@@ -369,7 +374,7 @@ func note(bytes, lines int64, ref string, keptErr error, errN, errMore, tail int
 		if errMore > 0 {
 			s += fmt.Sprintf(": the first %d follow as N|TEXT", errN)
 		} else {
-			s += ": they follow as N|TEXT"
+			s += fmt.Sprintf(": %s as N|TEXT", plural(errN, "it follows", "they follow"))
 		}
 		then = ", then the last %s bytes"
 	}

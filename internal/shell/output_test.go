@@ -278,7 +278,7 @@ func TestOutputKept(t *testing.T) {
 	}
 	var b bytes.Buffer
 	o := NewOutput(&b, 4000)
-	o.Keep(store)
+	o.Keep(func() (*spool.Store, error) { return store, nil })
 	io.WriteString(o, in.String())
 	o.Close()
 	got := b.String()
@@ -318,7 +318,7 @@ func TestOutputKept(t *testing.T) {
 	// An output that fits is not kept.
 	before, _ := os.ReadDir(store.Dir())
 	o = NewOutput(&bytes.Buffer{}, 4000)
-	o.Keep(store)
+	o.Keep(func() (*spool.Store, error) { return store, nil })
 	io.WriteString(o, "short\n")
 	o.Close()
 	if after, _ := os.ReadDir(store.Dir()); len(after) != len(before) {
@@ -336,7 +336,7 @@ func TestOutputNotKept(t *testing.T) {
 	os.RemoveAll(store.Dir())
 	var b bytes.Buffer
 	o := NewOutput(&b, 1000)
-	o.Keep(store)
+	o.Keep(func() (*spool.Store, error) { return store, nil })
 	io.WriteString(o, seq(1, 1000))
 	o.Close()
 	if !regexp.MustCompile(`left out here; not kept: cannot keep the output in .*; the last`).Match(b.Bytes()) {
