@@ -17,6 +17,42 @@ func init() {
 	scriptCmds["keep"] = cmdKeep
 	scriptCmds["readkept"] = cmdReadkept
 	scriptCmds["keptref"] = cmdKeptref
+	scriptCmds["follow"] = cmdFollow
+}
+
+// follow MAX WANT NAME ARGS... runs NAME --max-output MAX ARGS... and then
+// the command each diagnostic names to continue, under the same bound,
+// until one exits 0: each output within MAX bytes, and what they print,
+// together, WANT's content.
+func cmdFollow(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 3 {
+		ts.Fatalf("usage: follow MAX WANT NAME ARGS...")
+	}
+	bound, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	var got strings.Builder
+	argv := append([]string{args[2], "--max-output", args[0]}, args[3:]...)
+	for calls := 1; ; calls++ {
+		err := ts.Exec(argv[0], argv[1:]...)
+		stdout, stderr := ts.ReadFile("stdout"), ts.ReadFile("stderr")
+		if n := len(stdout) + len(stderr); n > bound {
+			ts.Fatalf("%q: %d bytes, over %d", argv, n, bound)
+		}
+		got.WriteString(stdout)
+		if err == nil {
+			ts.Logf("%d calls", calls)
+			break
+		}
+		_, next, ok := strings.Cut(strings.TrimSuffix(stderr, "\n"), "; continue with: ")
+		if !ok || calls > 500 {
+			ts.Fatalf("%q: no continuation in %q", argv, stderr)
+		}
+		f := strings.Fields(next)
+		argv = append([]string{f[0], "--max-output", args[0]}, f[1:]...)
+	}
+	if want := ts.ReadFile(args[1]); got.String() != want {
+		ts.Fatalf("the continuations read %d bytes; want %d", got.Len(), len(want))
+	}
 }
 
 // keptref FILE REF START finds in FILE (or stdout) the shell bound's note

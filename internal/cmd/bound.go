@@ -3,10 +3,12 @@ package cmd
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/rowkit/rowkit/internal/agent"
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/rows"
 	"github.com/rowkit/rowkit/internal/spool"
 )
 
@@ -157,4 +159,100 @@ func openKept(env *cli.Env, id string) (*spool.Item, error) {
 // openSpool opens the user's store of kept outputs under env's TMPDIR.
 func openSpool(env *cli.Env) (*spool.Store, error) {
 	return spool.Open(spool.Base(func(k string) (string, bool) { return lookupEnv(env, k) }), spool.Options{})
+}
+
+// keptRows keeps the rows a bound leaves out of a row-producing command's
+// output in the user's store of kept outputs, whole (rows.Spill), up to
+// maxKeptRows bytes: the continuation reads them on without running the
+// search again.
+type keptRows struct {
+	env *cli.Env
+	w   *spool.Writer
+	n   int
+}
+
+// maxKeptRows bounds the rows kept of one search: 26 pages of Codex's
+// 40,000 bytes, found in about half a second (a search that finds more
+// keeps its first 1 MiB of rows, and stops there; a longer read wants a
+// narrower search). Keeping all that spool.MaxItem allows took 16 s and
+// 109 MB for two million matches (hgrep_limit.txtar's).
+const maxKeptRows = 1 << 20
+
+// open starts keeping: a rows.Spill calls it at the first row left out.
+func (k *keptRows) open() (rows.Keeper, error) {
+	s, err := openSpool(k.env)
+	if err != nil {
+		return nil, err
+	}
+	if k.w, err = s.Create(spool.Rows); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// Write keeps p, whole rows, while they fit maxKeptRows.
+func (k *keptRows) Write(p []byte) (int, error) {
+	if k.n+len(p) > maxKeptRows {
+		k.w.Stop()
+		return len(p), nil
+	}
+	k.n += len(p)
+	return k.w.Write(p)
+}
+
+// Capped reports that no more rows are kept.
+func (k *keptRows) Capped() bool { return k.w.Capped() }
+
+func (k *keptRows) abort() {
+	if k.w != nil {
+		k.w.Abort()
+	}
+}
+
+// commit makes the kept rows readable and returns the error of the cut
+// result: stopped's message, the continuation that cont makes of the kept
+// output's name (or why it was not kept), and other, the error that ended
+// the search after the rows left out, when there was one.
+func (k *keptRows) commit(stopped *errs.Error, other error, cont func(ref string) string) error {
+	msg := stopped.Msg
+	if id, err := k.w.Commit(); err != nil {
+		msg += notKept(err, len(cont(spool.Prefix+strings.Repeat("x", spool.IDLen))))
+	} else {
+		msg += cont(spool.Prefix + id)
+	}
+	if other != nil && !errs.Is(other, errs.Incomplete) {
+		msg += "; and " + cli.Diagnostic(other)
+	}
+	return errs.New(errs.Incomplete, msg)
+}
+
+// keptContinuation returns the end of the diagnostic of a result whose
+// rows are kept: the command that reads them on from row n of ref, as
+// name (hgrep, or rowkit grep) would have it.
+func keptContinuation(name string) func(ref string, n int) string {
+	hread := "hread"
+	if strings.HasPrefix(name, "rowkit ") {
+		hread = "rowkit hread"
+	}
+	return func(ref string, n int) string {
+		return "; continue with: " + hread + " " + ref + " " + strconv.Itoa(n) + ":"
+	}
+}
+
+// notKept says why the rows left out were not kept, within room bytes
+// (what the continuation would have taken).
+func notKept(err error, room int) string {
+	why := err.Error()
+	if e, ok := errs.As(err); ok {
+		why = e.Msg
+	}
+	s := "; not kept: " + why
+	if len(s) > room {
+		cut := max(room-3, 0)
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
+	return s
 }

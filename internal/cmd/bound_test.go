@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -182,7 +184,8 @@ func TestClaudeShellBounds(t *testing.T) {
 	}
 
 	out = callEnv(dir, claudeVars, "", "hgrep", "needle", "long.txt")
-	if total := len(out.Stdout) + len(out.Stderr); out.Code != 1 || total > claudeShellFailBytes || !bytes.HasSuffix(out.Stderr, []byte("hgrep: output incomplete: 10,500-byte output limit reached\n")) {
+	if total := len(out.Stdout) + len(out.Stderr); out.Code != 1 || total > claudeShellFailBytes ||
+		!regexp.MustCompile(`\Ahgrep: output incomplete: 10,500-byte output limit reached; continue with: hread @out/[0-9a-z]{10} `+strconv.Itoa(bytes.Count(out.Stdout, []byte("\n"))+1)+`:\n\z`).Match(out.Stderr) {
 		t.Errorf("hgrep: exit %d, %d bytes, %q", out.Code, total, out.Stderr)
 	}
 	if full := callEnv(dir, nil, "", "hgrep", "needle", "long.txt"); !bytes.HasPrefix(full.Stdout, out.Stdout) || len(out.Stdout) < claudeShellFailBytes-300 {

@@ -121,7 +121,7 @@ func runHread(ctx context.Context, env *cli.Env, args []string) error {
 		read = func(sink rows.Sink) error {
 			err := hread.ReadKept(ctx, it, it.Name(), r, sink)
 			if err == nil && it.Capped {
-				err = errs.Errorf(errs.Incomplete, "%s ends here: the output was longer, and only its first %s MiB were kept", it.Name(), errs.Thousands(spool.MaxItem>>20))
+				err = errs.Errorf(errs.Incomplete, "%s ends here: the output was longer, and only its first %s bytes were kept", it.Name(), errs.Thousands(int(it.Size)))
 			}
 			return err
 		}

@@ -174,9 +174,13 @@ func private(dir string) error {
 // another.
 const (
 	alphabet   = "0123456789abcdefghjkmnpqrstvwxyz"
-	idLen      = 10
+	idLen      = IDLen
 	timeDigits = 6
 )
+
+// IDLen is the length of an ID: what a caller reserves for the name of an
+// output it has yet to keep.
+const IDLen = 10
 
 var epoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
@@ -215,7 +219,7 @@ func parseID(id string) (time.Time, bool) {
 }
 
 // header starts every kept file: the format, the kind and whether the
-// output was kept whole or only its first MaxItem bytes. Its length is
+// output was kept whole or only its first part. Its length is
 // fixed, so Commit writes it in place once it knows.
 func header(k Kind, capped bool) string {
 	h := "rowkit-kept 1 " + string(k) // text and rows are four letters each
@@ -270,9 +274,14 @@ func (w *Writer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Capped reports whether the output passed MaxItem: only its first
-// MaxItem bytes are kept.
+// Capped reports whether the output passed MaxItem, or its writer
+// stopped keeping it (Stop): only its first part is kept.
 func (w *Writer) Capped() bool { return w.capped }
+
+// Stop ends what is kept of an output that goes on: its writer keeps it
+// bounded more tightly than MaxItem (a search's rows). Later writes are
+// dropped, and the output is kept as capped.
+func (w *Writer) Stop() { w.capped = true }
 
 // Commit makes the output readable as @out/ID and returns ID. The store
 // is swept of expired outputs, of temporary files crashed writers left,
@@ -379,7 +388,8 @@ func (s *Store) sweep(keep string) {
 type Item struct {
 	ID   string
 	Kind Kind
-	// Capped says that only the output's first MaxItem bytes were kept.
+	// Capped says that only the output's first Size bytes were kept
+	// (MaxItem, or less when its writer stopped).
 	Capped bool
 	// Size is the size of the content in bytes.
 	Size int64
