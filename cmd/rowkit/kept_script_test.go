@@ -28,30 +28,9 @@ func cmdFollow(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 3 {
 		ts.Fatalf("usage: follow MAX WANT NAME ARGS...")
 	}
-	bound, err := strconv.Atoi(args[0])
-	ts.Check(err)
-	var got strings.Builder
-	argv := append([]string{args[2], "--max-output", args[0]}, args[3:]...)
-	for calls := 1; ; calls++ {
-		err := ts.Exec(argv[0], argv[1:]...)
-		stdout, stderr := ts.ReadFile("stdout"), ts.ReadFile("stderr")
-		if n := len(stdout) + len(stderr); n > bound {
-			ts.Fatalf("%q: %d bytes, over %d", argv, n, bound)
-		}
-		got.WriteString(stdout)
-		if err == nil {
-			ts.Logf("%d calls", calls)
-			break
-		}
-		_, next, ok := strings.Cut(strings.TrimSuffix(stderr, "\n"), "; continue with: ")
-		if !ok || calls > 500 {
-			ts.Fatalf("%q: no continuation in %q", argv, stderr)
-		}
-		f := strings.Fields(next)
-		argv = append([]string{f[0], "--max-output", args[0]}, f[1:]...)
-	}
-	if want := ts.ReadFile(args[1]); got.String() != want {
-		ts.Fatalf("the continuations read %d bytes; want %d", got.Len(), len(want))
+	got := readOnAt(ts, args[0], append([]string{args[2], "--max-output", args[0]}, args[3:]...))
+	if want := ts.ReadFile(args[1]); got != want {
+		ts.Fatalf("the continuations read %d bytes; want %d", len(got), len(want))
 	}
 }
 
@@ -117,10 +96,25 @@ func cmdReadkept(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 		start = n
 	}
-	bound, err := strconv.Atoi(args[0])
+	got := readOnAt(ts, args[0], []string{"hread", "--max-output", args[0], args[1], strconv.Itoa(start) + ":"})
+	var want strings.Builder
+	for i, line := range strings.Split(strings.TrimSuffix(ts.ReadFile(args[2]), "\n"), "\n") {
+		if i+1 >= start {
+			fmt.Fprintf(&want, "%d|%s\n", i+1, line)
+		}
+	}
+	if got != want.String() {
+		ts.Fatalf("the continuations read %d bytes; want %d", len(got), want.Len())
+	}
+}
+
+// readOnAt runs argv, then the command each diagnostic names to continue,
+// under --max-output MAX, until one exits 0, each output within MAX bytes,
+// and returns what they printed on stdout.
+func readOnAt(ts *testscript.TestScript, max string, argv []string) string {
+	bound, err := strconv.Atoi(max)
 	ts.Check(err)
 	var got strings.Builder
-	argv := []string{"hread", "--max-output", args[0], args[1], strconv.Itoa(start) + ":"}
 	for calls := 1; ; calls++ {
 		err := ts.Exec(argv[0], argv[1:]...)
 		stdout, stderr := ts.ReadFile("stdout"), ts.ReadFile("stderr")
@@ -130,22 +124,13 @@ func cmdReadkept(ts *testscript.TestScript, neg bool, args []string) {
 		got.WriteString(stdout)
 		if err == nil {
 			ts.Logf("%d calls", calls)
-			break
+			return got.String()
 		}
 		_, next, ok := strings.Cut(strings.TrimSuffix(stderr, "\n"), "; continue with: ")
 		if !ok || calls > 500 {
 			ts.Fatalf("%q: no continuation in %q", argv, stderr)
 		}
 		f := strings.Fields(next)
-		argv = append([]string{f[0], "--max-output", args[0]}, f[1:]...)
-	}
-	var want strings.Builder
-	for i, line := range strings.Split(strings.TrimSuffix(ts.ReadFile(args[2]), "\n"), "\n") {
-		if i+1 >= start {
-			fmt.Fprintf(&want, "%d|%s\n", i+1, line)
-		}
-	}
-	if got.String() != want.String() {
-		ts.Fatalf("the continuations read %d bytes; want %d", got.Len(), want.Len())
+		argv = append([]string{f[0], "--max-output", max}, f[1:]...)
 	}
 }
