@@ -26,7 +26,8 @@ import (
 // nor a summary that counts no failure ("0 failed", "fail 0"). A line
 // that says where the error just named is (rustc's "  --> FILE:LINE:COL",
 // Python's '  File "x.py", line 3', go test's "    x_test.go:12: got 1"
-// under "--- FAIL: TestX") goes with it: WhereLine.
+// under "--- FAIL: TestX") goes with it: WhereLine; and go test -v's last
+// message before a "--- FAIL" line goes with that: MessageLine.
 func ErrorLine(line []byte) bool {
 	if !mayName(line) {
 		return false
@@ -36,6 +37,20 @@ func ErrorLine(line []byte) bool {
 	}
 	return errorRE.Match(line) && !noneRE.Match(line)
 }
+
+// MessageLine reports whether line is a message of a Go test, "    x_test.go:12:
+// got 1", which go test -v prints before the test's "--- FAIL" line: the
+// bounded output shows the last one with that line (FailLine).
+func MessageLine(line []byte) bool {
+	return bytes.Contains(line, []byte("_test.go:")) && messageRE.Match(line)
+}
+
+// FailLine reports whether line is go test's "--- FAIL: TestX" line.
+func FailLine(line []byte) bool {
+	return bytes.HasPrefix(bytes.TrimLeft(line, " "), []byte("--- FAIL: "))
+}
+
+var messageRE = regexp.MustCompile(`^\s+\S+_test\.go:\d+: `)
 
 // WhereLine reports whether line locates the error named on the line
 // before it: the bounded output shows it when it shows that one.

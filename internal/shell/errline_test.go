@@ -60,6 +60,26 @@ func TestErrorLine(t *testing.T) {
 	}
 }
 
+func TestMessageLine(t *testing.T) {
+	for _, c := range []struct {
+		line      string
+		msg, fail bool
+	}{
+		{"    calc_test.go:6: Add(80, 1) = 81, want 82", true, false},
+		{"        sub_test.go:14: nested subtest detail", true, false},
+		{"--- FAIL: TestCase80 (0.00s)", false, true},
+		{"    --- FAIL: TestCase80/sub (0.00s)", false, true},
+		{"calc_test.go:6: not indented", false, false},
+		{"    calc.go:6: not a test file", false, false},
+		{"--- PASS: TestCase80 (0.00s)", false, false},
+		{"FAIL\texample.com/calc\t0.01s", false, false},
+	} {
+		if m, f := MessageLine([]byte(c.line)), FailLine([]byte(c.line)); m != c.msg || f != c.fail {
+			t.Errorf("%q: message %v, fail %v; want %v, %v", c.line, m, f, c.msg, c.fail)
+		}
+	}
+}
+
 func TestWhereLine(t *testing.T) {
 	for _, c := range []struct {
 		line string
@@ -256,7 +276,7 @@ func goFailures(t *testing.T) []failure {
 	// with the errors in its middle.
 	build := runTool(t, dir, env, "go", "build", "-x", "./...")
 	return []failure{
-		{"go test -v", test, regexp.MustCompile(`^--- FAIL: `)},
+		{"go test -v", test, regexp.MustCompile(`^--- FAIL: |_test\.go:\d+: Add\(\d+, 1\) = \d+, want`)},
 		{"go build -x (type errors)", build, regexp.MustCompile(`^broken/\S+\.go:\d+:\d+: `)},
 	}
 }

@@ -56,6 +56,8 @@ type Output struct {
 	left     int64  // bytes left out
 	leftN    int64  // lines left out
 	errs     []byte // the lines left out that name an error, as N|TEXT
+	prev     []byte // the last line left out, when it is a test's message
+	prevLine int    // prev's number (0: none)
 	errN     int    // lines in errs
 	errMore  int    // lines that name an error but did not fit errMax
 	lastErr  int    // the number of the last line in errs
@@ -234,7 +236,24 @@ func (o *Output) leave(n int) {
 			// A line too long to be shown anywhere is not read.
 			o.left += int64(len(l))
 			o.leftN++
+			o.prevLine = 0
+			if len(l) <= o.heldMax && MessageLine(text) {
+				o.prev, o.prevLine = append(o.prev[:0], l...), o.restLine
+			}
 		case len(o.errs)+numbered <= o.errMax:
+			if o.prevLine == o.restLine-1 && FailLine(text) {
+				// go test -v prints a test's messages before its
+				// "--- FAIL" line: the last goes with it.
+				pn := len(strconv.Itoa(o.prevLine)) + 1 + len(o.prev)
+				if len(o.errs)+pn+numbered <= o.errMax {
+					o.errs = strconv.AppendInt(o.errs, int64(o.prevLine), 10)
+					o.errs = append(append(o.errs, '|'), o.prev...)
+					o.errN++
+					o.left -= int64(len(o.prev))
+					o.leftN--
+				}
+			}
+			o.prevLine = 0
 			o.lastErr = o.restLine
 			o.errs = strconv.AppendInt(o.errs, int64(o.restLine), 10)
 			o.errs = append(append(o.errs, '|'), l...)

@@ -44,7 +44,7 @@ func expected(in []byte, bound int) []byte {
 			tn++
 		}
 		var errs []byte
-		errN, errMore, left, leftN, lastErr := 0, 0, 0, 0, -1
+		errN, errMore, left, leftN, lastErr, msg := 0, 0, 0, 0, -1, -1
 		for i := hn; i < len(lines)-tn; i++ {
 			l := lines[i]
 			e := fmt.Appendf(nil, "%d|%s", i+1, l)
@@ -55,8 +55,18 @@ func expected(in []byte, bound int) []byte {
 			switch {
 			case len(l) > o.heldMax || !ErrorLine(text) && !(lastErr == i-1 && WhereLine(text)):
 				// A line too long to be shown anywhere is not read.
-				left, leftN = left+len(l), leftN+1
+				left, leftN, msg = left+len(l), leftN+1, -1
+				if len(l) <= o.heldMax && MessageLine(text) {
+					msg = i
+				}
 			case len(errs)+len(e) <= o.errMax:
+				if msg == i-1 && FailLine(text) {
+					m := fmt.Appendf(nil, "%d|%s", i, lines[i-1])
+					if len(errs)+len(m)+len(e) <= o.errMax {
+						errs, errN, left, leftN = append(errs, m...), errN+1, left-len(lines[i-1]), leftN-1
+					}
+				}
+				msg = -1
 				errs, errN, lastErr = append(errs, e...), errN+1, i
 			default:
 				errMore, left, leftN = errMore+1, left+len(l), leftN+1
@@ -153,7 +163,7 @@ func TestOutputRandom(t *testing.T) {
 				l = r.IntN(3000)
 			}
 			if r.IntN(8) == 0 {
-				in = append(in, []string{"error: ", "--- FAIL: Test", "E   assert ", "panic: ", "  --> x.rs:1:2 "}[r.IntN(5)]...)
+				in = append(in, []string{"error: ", "--- FAIL: Test", "E   assert ", "panic: ", "  --> x.rs:1:2 ", "    x_test.go:3: "}[r.IntN(6)]...)
 			}
 			in = append(in, bytes.Repeat([]byte{byte('a' + r.IntN(26))}, l)...)
 			if r.IntN(50) != 0 {
@@ -270,6 +280,10 @@ func TestOutputKept(t *testing.T) {
 			in.WriteString("--- FAIL: TestParse (0.00s)\n")
 		case i == 1501:
 			in.WriteString("    parse_test.go:42: got 1, want 2\n")
+		case i == 2200:
+			in.WriteString("    other_test.go:7: got 3, want 4\n") // go test -v: before its FAIL
+		case i == 2201:
+			in.WriteString("--- FAIL: TestOther (0.00s)\n")
 		case i%700 == 0:
 			fmt.Fprintf(&in, "./x.go:%d:5: undefined: y%d\n", i, i)
 		default:
@@ -285,7 +299,7 @@ func TestOutputKept(t *testing.T) {
 	if len(got) > 4000 {
 		t.Fatalf("%d bytes", len(got))
 	}
-	m := regexp.MustCompile(`\[rowkit shell: output limit reached: [0-9,]+ bytes \([0-9,]+ lines\) left out here; kept: hread @out/([0-9a-z]{10}) ([0-9]+):; 6 lines among them name an error: they follow as N\|TEXT, then the last [0-9,]+ bytes\]\n`).FindStringSubmatch(got)
+	m := regexp.MustCompile(`\[rowkit shell: output limit reached: [0-9,]+ bytes \([0-9,]+ lines\) left out here; kept: hread @out/([0-9a-z]{10}) ([0-9]+):; 8 lines among them name an error: they follow as N\|TEXT, then the last [0-9,]+ bytes\]\n`).FindStringSubmatch(got)
 	if m == nil {
 		t.Fatalf("the note: %q", got[strings.Index(got, "[rowkit"):])
 	}
@@ -304,14 +318,15 @@ func TestOutputKept(t *testing.T) {
 		t.Errorf("reads on at line %d; the head has %d lines", first, strings.Count(head, "\n"))
 	}
 	shown := regexp.MustCompile(`(?m)^([0-9]+)\|(.*)$`).FindAllStringSubmatch(got, -1)
-	// The five that name an error, and the test's message under its
-	// --- FAIL line, which says where (WhereLine).
-	if len(shown) != 6 {
+	// The six that name an error, the test's message under its --- FAIL
+	// line, which says where (WhereLine), and the one before the other's
+	// (MessageLine).
+	if len(shown) != 8 {
 		t.Fatalf("%d numbered lines: %q", len(shown), shown)
 	}
 	for _, l := range shown {
 		n, _ := strconv.Atoi(l[1])
-		if lines[n-1] != l[2] || !ErrorLine([]byte(l[2])) && !WhereLine([]byte(l[2])) {
+		if lines[n-1] != l[2] || !ErrorLine([]byte(l[2])) && !WhereLine([]byte(l[2])) && !MessageLine([]byte(l[2])) {
 			t.Errorf("line %d shown as %q, kept as %q", n, l[2], lines[n-1])
 		}
 	}
