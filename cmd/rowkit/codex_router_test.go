@@ -731,9 +731,9 @@ func checkOutput(t *testing.T, id, out, big string) {
 			t.Errorf("the rejection's repair rows did not reach the model: %q", out)
 		}
 	case "long":
-		// The shell's note, within the carrier's bound, and no cut of
-		// Codex's.
-		if len(out) > router.OutputBytes || !regexp.MustCompile(`\n\[rowkit shell: output limit reached: [0-9,]+ bytes \([0-9,]+ lines\) left out here; the last [0-9,]+ bytes follow\]\n`).MatchString(out) ||
+		// The shell's note naming where the whole output is kept, within
+		// the carrier's bound, and no cut of Codex's.
+		if len(out) > router.OutputBytes || !regexp.MustCompile(`\n\[rowkit shell: output limit reached: [0-9,]+ bytes \([0-9,]+ lines\) left out here; kept: hread @out/[0-9a-z]{10} [0-9]+:; the last [0-9,]+ bytes follow\]\n`).MatchString(out) ||
 			!strings.HasSuffix(out, "\n99999\n100000\n") || strings.Contains(out, "truncated") {
 			t.Errorf("seq 1 100000 reached the model as %d bytes: %q ... %q", len(out), head(out), tail(out))
 		}

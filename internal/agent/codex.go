@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -44,8 +43,28 @@ const (
 	CodexFallbackShellBytes = 10_000
 )
 
-// threadID is how Codex names a session (a UUID, version 7 in 0.169).
-var threadID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+// isThreadID reports whether s is how Codex names a session: a UUID in
+// lower-case hex (version 7 in 0.169). Checked by hand, not by a regular
+// expression compiled at start-up, which every rowkit command pays.
+func isThreadID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 // rolloutPeek is how much of a session file CodexModel reads from each
 // end: a turn's context comes before its calls, and a session's first
@@ -71,7 +90,7 @@ func CodexModel(lookup func(string) (string, bool)) (string, bool) {
 		return v
 	}
 	thread := get("CODEX_THREAD_ID")
-	if !threadID.MatchString(thread) {
+	if !isThreadID(thread) {
 		return "", false
 	}
 	home := get("CODEX_HOME")

@@ -80,3 +80,21 @@ func TestCodexModel(t *testing.T) {
 		t.Error("CodexKnows")
 	}
 }
+
+func TestIsThreadID(t *testing.T) {
+	for s, want := range map[string]bool{
+		"01a241f5-0000-7000-8000-000000000000":  true,
+		"0199a2b3-c4d5-7abc-8def-0123456789ab":  true,
+		"0199A2B3-c4d5-7abc-8def-0123456789ab":  false, // Codex writes lower case
+		"0199a2b3-c4d5-7abc-8def-0123456789a":   false,
+		"0199a2b3-c4d5-7abc-8def-0123456789abc": false,
+		"0199a2b3xc4d5-7abc-8def-0123456789ab":  false,
+		"../../etc":                             false,
+		"0199a2b3-c4d5-7abc-8def-0123456789a/":  false,
+		"":                                      false,
+	} {
+		if got := isThreadID(s); got != want {
+			t.Errorf("%q: %v, want %v", s, got, want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package shell
 import (
 	"bytes"
 	"regexp"
+	"sync"
 )
 
 // ErrorLine reports whether line names an error or a failure, by the rule
@@ -32,17 +33,18 @@ func ErrorLine(line []byte) bool {
 	if !mayName(line) {
 		return false
 	}
-	if passRE.Match(line) && !failWordRE.Match(line[passEnd(line):]) {
+	re := rules()
+	if loc := re.pass.FindIndex(line); loc != nil && !re.failWord.Match(line[loc[1]:]) {
 		return false
 	}
-	return errorRE.Match(line) && !noneRE.Match(line)
+	return re.err.Match(line) && !re.none.Match(line)
 }
 
 // MessageLine reports whether line is a message of a Go test, "    x_test.go:12:
 // got 1", which go test -v prints before the test's "--- FAIL" line: the
 // bounded output shows the last one with that line (FailLine).
 func MessageLine(line []byte) bool {
-	return bytes.Contains(line, []byte("_test.go:")) && messageRE.Match(line)
+	return bytes.Contains(line, []byte("_test.go:")) && rules().message.Match(line)
 }
 
 // FailLine reports whether line is go test's "--- FAIL: TestX" line.
@@ -50,21 +52,17 @@ func FailLine(line []byte) bool {
 	return bytes.HasPrefix(bytes.TrimLeft(line, " "), []byte("--- FAIL: "))
 }
 
-var messageRE = regexp.MustCompile(`^\s+\S+_test\.go:\d+: `)
-
 // WhereLine reports whether line locates the error named on the line
 // before it: the bounded output shows it when it shows that one.
 func WhereLine(line []byte) bool {
-	return (bytes.Contains(line, []byte("-->")) || bytes.Contains(line, []byte("File \"")) || bytes.Contains(line, []byte(".go:"))) && whereRE.Match(line)
+	return (bytes.Contains(line, []byte("-->")) || bytes.Contains(line, []byte("File \"")) || bytes.Contains(line, []byte(".go:"))) && rules().where.Match(line)
 }
-
-var whereRE = regexp.MustCompile(`^\s*--> \S+:\d+:\d+|^\s+File "[^"]+", line \d+|^\s+\S+_test\.go:\d+: `)
 
 // mayName is a quick test that line holds one of the words or marks the
 // rule looks for, so that most lines of a long output cost a few
 // vectorised searches and no regular expression.
 func mayName(line []byte) bool {
-	for _, w := range markers {
+	for _, w := range rules().markers {
 		if bytes.Contains(line, w) {
 			return true
 		}
@@ -72,30 +70,37 @@ func mayName(line []byte) bool {
 	return false
 }
 
-var markers = [][]byte{
-	[]byte("rror"), []byte("RROR"), []byte("FAIL"), []byte("ail"), []byte("anic"), []byte("xception"),
-	[]byte("raceback"), []byte("✕"), []byte("✗"), []byte("×"), []byte("✖"), []byte("●"),
-	[]byte("E  "), []byte("___"), []byte(".go:"),
-}
-
-var (
-	errorRE = regexp.MustCompile(`\b(?:error|Error|ERROR)\b|[A-Z][A-Za-z]*(?:Error|Exception)\b|\berror\[E\d+\]|\bTraceback\b|` +
-		`\b(?:FAIL|FAILED|FAILURE)\b|\b(?:[Ff]ail|[Ff]ailed|[Ff]ailing|[Ff]ailure|[Ff]ailures)\b|\bpanic(?:ked)?\b|` +
-		`[✕✗×✖●]|^E {2,}|^_{3,} .+ _{3,}$|^\S+\.go:\d+:\d+: `)
-	// passRE is a line that reports a test that passed or ran, or a
-	// package that passed.
-	passRE = regexp.MustCompile(`^(?:\s*--- PASS|\s*=== (?:RUN|PAUSE|CONT|NAME)|ok  \t|PASS$|\s*✓|\s*✔|# pass |\S+::\S+ PASSED)`)
-	// failWordRE finds a failure named after a pass mark ("=== RUN
-	// TestX" is only a name; "=== RUN TestX ... FAIL" would not be).
-	failWordRE = regexp.MustCompile(`\bFAIL`)
-	// noneRE is a summary that counts no error or failure.
-	noneRE = regexp.MustCompile(`\b0 (?:errors?|failed|failures?|failing)\b|\b(?:errors?|failures?|failed|fail):? 0\b`)
-)
-
-// passEnd is where the mark that passRE matched in line ends.
-func passEnd(line []byte) int {
-	if loc := passRE.FindIndex(line); loc != nil {
-		return loc[1]
+// rules are the rule's regular expressions, compiled when an output is
+// first cut (not at start-up, which every rowkit command pays).
+var rules = sync.OnceValue(func() *lineRules {
+	return &lineRules{
+		err: regexp.MustCompile(`\b(?:error|Error|ERROR)\b|[A-Z][A-Za-z]*(?:Error|Exception)\b|\berror\[E\d+\]|\bTraceback\b|` +
+			`\b(?:FAIL|FAILED|FAILURE)\b|\b(?:[Ff]ail|[Ff]ailed|[Ff]ailing|[Ff]ailure|[Ff]ailures)\b|\bpanic(?:ked)?\b|` +
+			`[✕✗×✖●]|^E {2,}|^_{3,} .+ _{3,}$|^\S+\.go:\d+:\d+: `),
+		pass:     regexp.MustCompile(`^(?:\s*--- PASS|\s*=== (?:RUN|PAUSE|CONT|NAME)|ok  \t|PASS$|\s*✓|\s*✔|# pass |\S+::\S+ PASSED)`),
+		failWord: regexp.MustCompile(`\bFAIL`),
+		none:     regexp.MustCompile(`\b0 (?:errors?|failed|failures?|failing)\b|\b(?:errors?|failures?|failed|fail):? 0\b`),
+		where:    regexp.MustCompile(`^\s*--> \S+:\d+:\d+|^\s+File "[^"]+", line \d+|^\s+\S+_test\.go:\d+: `),
+		message:  regexp.MustCompile(`^\s+\S+_test\.go:\d+: `),
+		markers: [][]byte{
+			[]byte("rror"), []byte("RROR"), []byte("FAIL"), []byte("ail"), []byte("anic"), []byte("xception"),
+			[]byte("raceback"), []byte("✕"), []byte("✗"), []byte("×"), []byte("✖"), []byte("●"),
+			[]byte("E  "), []byte("___"), []byte(".go:"),
+		},
 	}
-	return 0
+})
+
+type lineRules struct {
+	err *regexp.Regexp
+	// pass is a line that reports a test that passed or ran, or a
+	// package that passed.
+	pass *regexp.Regexp
+	// failWord finds a failure named after a pass mark ("=== RUN TestX"
+	// is only a name; "=== RUN TestX ... FAIL" would not be).
+	failWord *regexp.Regexp
+	// none is a summary that counts no error or failure.
+	none           *regexp.Regexp
+	where, message *regexp.Regexp
+	// markers are the words and marks the rule looks for (mayName).
+	markers [][]byte
 }

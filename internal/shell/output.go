@@ -2,6 +2,7 @@ package shell
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -77,7 +78,7 @@ func NewOutput(w io.Writer, bound int) *Output {
 	bound = max(bound, MinOutput)
 	held := min(bound/4, 4<<10)
 	o := &Output{w: w, max: bound, heldMax: held, errMax: held / 2, headOpen: true, restLine: 1}
-	o.headMax = bound - held - noteRoom
+	o.headMax = bound - held - noteRoom()
 	return o
 }
 
@@ -122,7 +123,7 @@ func (o *Output) tee(p []byte) {
 	}
 }
 
-var errNoStore = fmt.Errorf("no store")
+var errNoStore = errors.New("no store")
 
 func (o *Output) take(p []byte) {
 	for len(p) > 0 {
@@ -359,9 +360,13 @@ func (o *Output) Close() error {
 
 // noteRoom is the most a note takes: counts of up to 2^48 bytes and
 // lines, a reason the output was not kept of up to noteWhy bytes.
-var noteRoom = max(
-	len(note(1<<48, 1<<48, spool.Prefix+"0123456789 281474976710656:", nil, 1<<20, 1<<20, 1<<20)),
-	len(note(1<<48, 1<<48, "", fmt.Errorf("%0*d", noteWhy, 0), 1<<20, 1<<20, 1<<20)))
+// (Computed once, when first needed: not at start-up, which every rowkit
+// command pays.)
+var noteRoom = sync.OnceValue(func() int {
+	return max(
+		len(note(1<<48, 1<<48, spool.Prefix+"0123456789 281474976710656:", nil, 1<<20, 1<<20, 1<<20)),
+		len(note(1<<48, 1<<48, "", fmt.Errorf("%0*d", noteWhy, 0), 1<<20, 1<<20, 1<<20)))
+})
 
 // noteWhy is the most of the reason an output was not kept that a note
 // shows.
