@@ -2,9 +2,13 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -14,6 +18,29 @@ import (
 func init() {
 	scriptCmds["outsize"] = cmdOutsize
 	scriptCmds["readon"] = cmdReadon
+	scriptCmds["codexsession"] = cmdCodexSession
+}
+
+// codexsession MODEL writes the file Codex 0.169 keeps for a session of
+// MODEL under $WORK/codex (the turn context that names the model after
+// the session's first record) and sets what Codex's shell gives a
+// command: CODEX_HOME, CODEX_THREAD_ID and CODEX_VERSION.
+func cmdCodexSession(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: codexsession MODEL")
+	}
+	home := ts.MkAbs("codex")
+	now := time.Now()
+	ms := fmt.Sprintf("%012x", now.UnixMilli())
+	thread := ms[:8] + "-" + ms[8:] + "-7abc-8def-0123456789ab"
+	dir := filepath.Join(home, "sessions", now.Format("2006/01/02"))
+	ts.Check(os.MkdirAll(dir, 0o755))
+	body := `{"type":"session_meta","payload":{"id":"` + thread + `"}}` + "\n" +
+		`{"type":"turn_context","payload":{"turn_id":"1","model":"` + args[0] + `"}}` + "\n"
+	ts.Check(os.WriteFile(filepath.Join(dir, "rollout-"+now.Format("2006-01-02T15-04-05")+"-"+thread+".jsonl"), []byte(body), 0o644))
+	ts.Setenv("CODEX_HOME", home)
+	ts.Setenv("CODEX_THREAD_ID", thread)
+	ts.Setenv("CODEX_VERSION", "0.169.0")
 }
 
 // outsize MIN MAX checks that the last command's stdout and stderr

@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rowkit/rowkit/internal/agent"
 	"github.com/rowkit/rowkit/internal/agenttest"
-	"github.com/rowkit/rowkit/internal/codex"
 	"github.com/rowkit/rowkit/internal/router"
 )
 
@@ -725,7 +725,7 @@ func TestCodexRouter(t *testing.T) {
 
 // codexBound is the carriers' bound for Codex's default model, gpt-5.5-codex,
 // which has metadata: 39,600 bytes, below the 40,000 Codex passes whole.
-var codexBound = router.OutputBound(codex.Policy("gpt-5.5-codex"))
+var codexBound = router.OutputBound(agent.CodexPolicy("gpt-5.5-codex"))
 
 // checkOutput checks the outputs whose body is a bound or a race.
 func checkOutput(t *testing.T, id, out, big string) {
@@ -736,9 +736,9 @@ func checkOutput(t *testing.T, id, out, big string) {
 			t.Errorf("the rejection's repair rows did not reach the model: %q", out)
 		}
 	case "long":
-		// The shell's note, within the carrier's bound, and no cut of
-		// Codex's.
-		if len(out) > codexBound || !regexp.MustCompile(`\n\[rowkit shell: output limit reached: [0-9,]+ bytes \([0-9,]+ lines\) left out here; the last [0-9,]+ bytes follow\]\n`).MatchString(out) ||
+		// The shell's note naming where the whole output is kept, within
+		// the carrier's bound, and no cut of Codex's.
+		if len(out) > codexBound || !regexp.MustCompile(`\n\[rowkit shell: output limit reached: [0-9,]+ bytes \([0-9,]+ lines\) left out here; kept: hread @out/[0-9a-z]{10} [0-9]+:; the last [0-9,]+ bytes follow\]\n`).MatchString(out) ||
 			!strings.HasSuffix(out, "\n99999\n100000\n") || strings.Contains(out, "truncated") {
 			t.Errorf("seq 1 100000 reached the model as %d bytes: %q ... %q", len(out), head(out), tail(out))
 		}

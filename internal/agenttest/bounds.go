@@ -24,10 +24,12 @@ const (
 	CodexFallbackExecBytes = 10_000
 	// CodexReadBytes is the chunk in which Codex reads a command's stdout
 	// and stderr, each from its own pipe, handing the model the chunks in
-	// the order it got them: a line on stderr can fall between two chunks
-	// of stdout, inside a line (1 of 40 outputs of 9,000 bytes then a
-	// stderr line had it at byte 8,192). An output of at most this size,
-	// written at once, arrives in one chunk.
+	// the order it got them: a line on stderr written at once after the
+	// rows can fall between two chunks of stdout, inside a line (89 of
+	// 200 outputs of 38,400 bytes then a stderr line, in
+	// TestCodexShellBound). An output of at most this size, written at
+	// once, arrives in one chunk; rowkit's diagnostic waits until Codex
+	// has read the rows (cli.Drained).
 	CodexReadBytes = 8_192
 	// ClaudeResultChars is an MCP result's text, in characters.
 	ClaudeResultChars = 50_000

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/rowkit/rowkit/internal/agent"
 )
 
 // The tests below drive the real clients (installed by `npm ci` from the
@@ -80,6 +82,23 @@ func head(s string, n int) string {
 	return s[:n] + "..."
 }
 
+// sessionSnapshot is a command that copies, as it runs, Codex's session
+// files into the workspace's snap directory and prints its thread ID: what
+// a command in Codex's shell can know of the session (agent.CodexModel).
+const sessionSnapshot = `mkdir -p snap && cp -r "$CODEX_HOME/sessions" snap/ && echo "$CODEX_THREAD_ID"`
+
+// codexModelSeen checks that agent.CodexModel, given what a command saw of
+// Codex's session when it ran (sessionSnapshot's output and copy), finds
+// the session's model: Codex recorded it before it ran the call.
+func codexModelSeen(t *testing.T, dir string, o Output, model string) {
+	t.Helper()
+	env := map[string]string{"CODEX_HOME": filepath.Join(dir, "snap"), "CODEX_THREAD_ID": strings.TrimSpace(o.Body())}
+	got, ok := agent.CodexModel(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if !ok || got != model {
+		t.Errorf("the session file as a command saw it (thread %q) names model %q (%v), want %q", env["CODEX_THREAD_ID"], got, ok, model)
+	}
+}
+
 func TestCodex(t *testing.T) {
 	file := bigFile(t, 60000, "")
 	echo := func(id string, args map[string]any) Call {
@@ -105,6 +124,7 @@ func TestCodex(t *testing.T) {
 			Call{ID: "exec-cut", Name: "exec_command", Args: map[string]any{"cmd": fmt.Sprintf("head -c %d %s", CodexExecBytes+1, file)}},
 			Call{ID: "exec-fail", Name: "exec_command", Args: map[string]any{"cmd": fmt.Sprintf("head -c %d %s; exit 1", CodexExecBytes, file)}},
 			Call{ID: "exec-env", Name: "exec_command", Args: map[string]any{"cmd": "env | grep ^CODEX_ | cut -d= -f1 | sort"}},
+			Call{ID: "exec-session", Name: "exec_command", Args: map[string]any{"cmd": sessionSnapshot}},
 			carrier("carrier-2500-whole", 2500, 4*2500, file), carrier("carrier-2500-cut", 2500, 4*2500+1, file),
 			carrier("carrier-20000-whole", 20000, CodexExecBytes, file), carrier("carrier-20000-cut", 20000, CodexExecBytes+1, file),
 		),
@@ -170,6 +190,7 @@ func TestCodex(t *testing.T) {
 	if env := output(t, s, "exec-env").Body(); !strings.Contains(env, "CODEX_THREAD_ID\n") {
 		t.Errorf("exec_command's environment has no CODEX_THREAD_ID: %q", env)
 	}
+	codexModelSeen(t, dir, output(t, s, "exec-session"), "gpt-5.5-codex")
 	// A call that asks for max_output_tokens M (as rowkit router's
 	// carriers do) gets 4 x min(M, 10,000 tokens) bytes whole.
 	whole(t, "a carrier asking 2,500 tokens, 10,000 bytes", output(t, s, "carrier-2500-whole"), echoText(4*2500, ""))
@@ -177,8 +198,8 @@ func TestCodex(t *testing.T) {
 	whole(t, "a carrier asking 20,000 tokens, 40,000 bytes", output(t, s, "carrier-20000-whole"), echoText(CodexExecBytes, ""))
 	cut(t, "a carrier asking 20,000 tokens, 40,001 bytes", output(t, s, "carrier-20000-cut"), "truncated")
 	last := turns[2]
-	if len(last.Outputs()) != 16 {
-		t.Errorf("the last request: %d outputs, want the search's and fifteen calls'", len(last.Outputs()))
+	if len(last.Outputs()) != 17 {
+		t.Errorf("the last request: %d outputs, want the search's and sixteen calls'", len(last.Outputs()))
 	}
 	if !strings.Contains(string(last.Body), `"encrypted_content":"ENC1"`) {
 		t.Error("the reasoning item's encrypted_content did not come back")
@@ -224,6 +245,7 @@ func TestCodexFallback(t *testing.T) {
 			exec("exec-cut", fmt.Sprintf("head -c %d %s", CodexFallbackExecBytes+1, file)),
 			exec("exec-fail", fmt.Sprintf("head -c %d %s; exit 1", CodexFallbackExecBytes, file)),
 			exec("exec-env", "env | grep -c gpt-4.1"),
+			exec("exec-session", sessionSnapshot),
 			carrier("carrier-whole", 20000, CodexFallbackExecBytes, file), carrier("carrier-cut", 20000, CodexFallbackExecBytes+1, file),
 		)...),
 		Reply(Message{Text: "finished"}),
@@ -231,7 +253,8 @@ func TestCodexFallback(t *testing.T) {
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	run, err := (&Codex{Model: "gpt-4.1", MCP: echoServers(t)}).Run(ctx, s.URL, t.TempDir(), "measure")
+	dir := t.TempDir()
+	run, err := (&Codex{Model: "gpt-4.1", MCP: echoServers(t)}).Run(ctx, s.URL, dir, "measure")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,6 +278,7 @@ func TestCodexFallback(t *testing.T) {
 	if env := output(t, s, "exec-env").Body(); env != "0\n" {
 		t.Errorf("the shell's environment names the model: %q", env)
 	}
+	codexModelSeen(t, dir, output(t, s, "exec-session"), "gpt-4.1")
 	out := strings.Repeat(strings.Repeat("y", 99)+"\n", CodexReadBytes/100)
 	for i := range order {
 		if b := output(t, s, fmt.Sprintf("order-%d", i)).Body(); b != "ERR\n"+out && b != out+"ERR\n" {

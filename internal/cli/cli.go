@@ -183,6 +183,11 @@ func (c *Command) Exec(ctx context.Context, env *Env, name string, args []string
 	if env.OutputBytes > 0 {
 		line = clampLine(line, env.OutputBytes-int(out.Load()))
 	}
+	if out.Load() > 0 {
+		// The diagnostic follows the output: an agent that reads the
+		// two pipes apart sees it last only once it has read the output.
+		Drained(File(env.Stdout), File(env.Stderr))
+	}
 	io.WriteString(env.Stderr, line)
 	return errs.ExitCode(err)
 }

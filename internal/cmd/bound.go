@@ -3,9 +3,13 @@ package cmd
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/rowkit/rowkit/internal/agent"
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/rows"
+	"github.com/rowkit/rowkit/internal/spool"
 )
 
 // An agent's shell tool hands its model a command's output (stdout and
@@ -14,19 +18,17 @@ import (
 // or cuts the middle of a failed command's output. So the verified-row
 // commands (hread, hgrep, inspect_file, hpatch's reports, rowkit read)
 // bound their output by the token rule and, when they can tell the agent
-// whose shell runs them, by its bound with a margin. The figures are the
-// clients', measured with the real clients (internal/agenttest pins them:
+// whose shell runs them, by its bound. The figures are the clients',
+// measured with the real clients (internal/agenttest pins them:
 // TestCodex, TestCodexFallback, TestClaude).
 const (
-	// codexShellBytes: Codex 0.169 keeps 10,000 bytes of a command's
-	// output for a model it has no metadata for (40,000 for the others);
-	// its shell does not say which model it serves. And it reads stdout
-	// and stderr in 8,192-byte chunks, each from its own pipe, and shows
-	// them in the order it got them: a diagnostic can fall between two
-	// chunks of rows, inside a row. Within 8,192 bytes the rows come in
-	// one chunk, before or after the diagnostic, for every model;
-	// ROWKIT_MAX_OUTPUT raises it, at that risk.
-	codexShellBytes = 8_192
+	// Codex 0.169 passes 40,000 bytes of a command's output whole for a
+	// model it has metadata for, 10,000 for any other (agent.CodexModel
+	// finds the model). It reads stdout and stderr in 8,192-byte chunks,
+	// each from its own pipe, and shows them in the order it got them:
+	// the diagnostic after the rows waits until Codex has read them
+	// (cli.Drained), so that it comes last however many chunks they take.
+
 	// claudeShellBytes: Claude Code 2.1.328's Bash passes 30,000 bytes of
 	// a command that exits 0 whole.
 	claudeShellBytes = 28_800
@@ -50,8 +52,9 @@ const maxOutputHelp = `  --max-output BYTES  bound stdout and stderr together at
                       bound), for an agent whose shell shows only so much of
                       a command's output; the default comes from
                       ROWKIT_MAX_OUTPUT, else from the agent whose shell runs
-                      the command (Codex 8,192; Claude Code 28,800, and
-                      10,500 for an output that exits 1), else none
+                      the command (Codex 40,000, or 10,000 for a model it
+                      has no metadata for; Claude Code 28,800, and 10,500
+                      for an output that exits 1), else none
 `
 
 // notGiven is a --max-output that was not given.
@@ -80,7 +83,8 @@ type outputBound struct {
 // ROWKIT_MAX_OUTPUT (rowkit shell sets it for its script's commands); the
 // agent whose shell runs it, told by the environment that agent's shell
 // sets (Claude Code: CLAUDECODE=1 or AI_AGENT=claude-code_...; Codex:
-// CODEX_THREAD_ID, CODEX_VERSION). A terminal has none of these: the token rule alone.
+// CODEX_THREAD_ID, CODEX_VERSION, and the session's model from its file).
+// A terminal has none of these: the token rule alone.
 func boundOf(env *cli.Env, flag int) (outputBound, error) {
 	if flag != notGiven {
 		return outputBound{flag, flag}, nil
@@ -105,7 +109,11 @@ func boundOf(env *cli.Env, flag int) (outputBound, error) {
 		narrow(claudeShellBytes, claudeShellFailBytes)
 	}
 	if look("CODEX_THREAD_ID") != "" || look("CODEX_VERSION") != "" {
-		narrow(codexShellBytes, codexShellBytes)
+		n := agent.CodexFallbackShellBytes
+		if m, ok := agent.CodexModel(func(k string) (string, bool) { return lookupEnv(env, k) }); ok && agent.CodexKnows(m) {
+			n = agent.CodexShellBytes
+		}
+		narrow(n, n)
 	}
 	return b, nil
 }
@@ -136,4 +144,115 @@ func bounded(env *cli.Env, flag int) (outputBound, error) {
 	}
 	env.OutputBytes = b.ok
 	return b, nil
+}
+
+// openKept opens the output kept as id in the user's store of kept
+// outputs (internal/spool).
+func openKept(env *cli.Env, id string) (*spool.Item, error) {
+	s, err := openSpool(env)
+	if err != nil {
+		return nil, err
+	}
+	return s.Open(id)
+}
+
+// openSpool opens the user's store of kept outputs under env's TMPDIR.
+func openSpool(env *cli.Env) (*spool.Store, error) {
+	return spool.Open(spool.Base(func(k string) (string, bool) { return lookupEnv(env, k) }), spool.Options{})
+}
+
+// keptRows keeps the rows a bound leaves out of a row-producing command's
+// output in the user's store of kept outputs, whole (rows.Spill), up to
+// maxKeptRows bytes: the continuation reads them on without running the
+// search again.
+type keptRows struct {
+	env *cli.Env
+	w   *spool.Writer
+	n   int
+}
+
+// maxKeptRows bounds the rows kept of one search: 26 pages of Codex's
+// 40,000 bytes, found in about half a second (a search that finds more
+// keeps its first 1 MiB of rows, and stops there; a longer read wants a
+// narrower search). Keeping all that spool.MaxItem allows took 16 s and
+// 109 MB for two million matches (hgrep_limit.txtar's).
+const maxKeptRows = 1 << 20
+
+// open starts keeping: a rows.Spill calls it at the first row left out.
+func (k *keptRows) open() (rows.Keeper, error) {
+	s, err := openSpool(k.env)
+	if err != nil {
+		return nil, err
+	}
+	if k.w, err = s.Create(spool.Rows); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// Write keeps p, whole rows, while they fit maxKeptRows.
+func (k *keptRows) Write(p []byte) (int, error) {
+	if k.n+len(p) > maxKeptRows {
+		k.w.Stop()
+		return len(p), nil
+	}
+	k.n += len(p)
+	return k.w.Write(p)
+}
+
+// Capped reports that no more rows are kept.
+func (k *keptRows) Capped() bool { return k.w.Capped() }
+
+func (k *keptRows) abort() {
+	if k.w != nil {
+		k.w.Abort()
+	}
+}
+
+// commit makes the kept rows readable and returns the error of the cut
+// result: stopped's message, the continuation that cont makes of the kept
+// output's name (or why it was not kept), and other, the error that ended
+// the search after the rows left out, when there was one.
+func (k *keptRows) commit(stopped *errs.Error, other error, cont func(ref string) string) error {
+	msg := stopped.Msg
+	if id, err := k.w.Commit(); err != nil {
+		msg += notKept(err, len(cont(spool.Prefix+strings.Repeat("x", spool.IDLen))))
+	} else {
+		msg += cont(spool.Prefix + id)
+	}
+	if other != nil && !errs.Is(other, errs.Incomplete) {
+		msg += "; and " + cli.Diagnostic(other)
+	}
+	return errs.New(errs.Incomplete, msg)
+}
+
+// keptContinuation returns the end of the diagnostic of a result whose
+// rows are kept: the command that reads them on from row n of ref, as
+// name (hgrep, or rowkit grep) would have it.
+func keptContinuation(name string) func(ref string, n int) string {
+	hread := "hread"
+	if strings.HasPrefix(name, "rowkit ") {
+		hread = "rowkit hread"
+	}
+	return func(ref string, n int) string {
+		return "; continue with: " + hread + " " + ref + " " + strconv.Itoa(n) + ":"
+	}
+}
+
+// notKept says why the rows left out were not kept, within room bytes
+// (what the continuation would have taken).
+func notKept(err error, room int) string {
+	why := err.Error()
+	if e, ok := errs.As(err); ok {
+		why = e.Msg
+	}
+	s := "; not kept: " + why
+	if len(s) > room {
+		cut := max(room-3, 0)
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
+	return s
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -162,6 +163,8 @@ func checkBound(t *testing.T, what string, out cli.Output, full []byte, bound in
 	}
 }
 
+var keptRefRE = regexp.MustCompile(`@out/[0-9a-z]{10}`)
+
 // Env.OutputBytes bounds a verified-row command's whole output, stdout and
 // stderr together: whole rows while they fit with the line that says
 // which bound stopped them.
@@ -186,7 +189,13 @@ func TestOutputBytes(t *testing.T) {
 		if full.Code != 0 || out.Code != 1 {
 			t.Errorf("hgrep: exit %d unbounded, %d bounded", full.Code, out.Code)
 		}
-		checkBound(t, "hgrep", out, full.Stdout, bound, "hgrep: output incomplete: "+limit+"\n")
+		// hgrep's rows past the bound are kept: its diagnostic names the
+		// command that reads them on, and they are the rest of the search.
+		ref := keptRefRE.Find(out.Stderr)
+		checkBound(t, "hgrep", out, full.Stdout, bound, fmt.Sprintf("hgrep: output incomplete: %s; continue with: hread %s %d:\n", limit, ref, bytes.Count(out.Stdout, []byte("\n"))+1))
+		if kept := call(dir, 0, "", "hread", string(ref)); kept.Code != 0 || !bytes.Equal(kept.Stdout, full.Stdout) {
+			t.Errorf("hread %s: exit %d, %d bytes of the search's %d: %s", ref, kept.Code, len(kept.Stdout), len(full.Stdout), kept.Stderr)
+		}
 
 		full = call(dir, 0, "", "rowkit", "read", "big.txt")
 		out = call(dir, bound, "", "rowkit", "read", "big.txt")

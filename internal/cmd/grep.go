@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/rowkit/rowkit/internal/grep"
 	"github.com/rowkit/rowkit/internal/regfile"
 	"github.com/rowkit/rowkit/internal/rows"
+	"github.com/rowkit/rowkit/internal/spool"
 )
 
 // Grep is hgrep as a rowkit command.
@@ -68,10 +70,13 @@ search (exit 1).
 
 Output is bounded by token admission (o200k_base, after de-duplication): rows
 are written while the total stays within 15,000 tokens, one more may take it
-to 15,500; at the first row left out hgrep stops and kills ripgrep, keeps the
-rows written, prints "hgrep: output incomplete: 15,000-token limit reached"
-and exits 1. Under an output bound (--max-output, below) rows are admitted
-while they fit it with that line, which then names the bound.
+to 15,500. The rows left out are kept: the search goes on and keeps every row
+it finds (up to 1 MiB of them; then it stops and kills ripgrep) in the user's
+store of kept outputs, and hgrep prints "hgrep: output incomplete: 15,000-token
+limit reached; continue with: hread @out/ID N:" and exits 1; that command
+reads the kept rows on from the first one left out without searching again.
+Under an output bound (--max-output, below) rows are admitted while they fit
+it with that line, which then names the bound.
 
 hgrep's own option, beside ripgrep's:
 ` + maxOutputHelp + `
@@ -149,9 +154,19 @@ func runGrep(ctx context.Context, env *cli.Env, args []string) error {
 		dst = &held
 	}
 	out := bufio.NewWriterSize(dst, 32<<10)
+	// What the bound leaves out is kept: the search goes on past it, the
+	// rows it leaves out go to the store of kept outputs, and the
+	// diagnostic names the command that reads them on (its room is
+	// reserved). The engine reads every row the token rule could admit,
+	// whatever the byte bound: past that, the row is kept.
 	b := env.Budget()
+	cont := keptContinuation(env.Name)
+	contRoom := len(cont(spool.Prefix+strings.Repeat("x", spool.IDLen), 1<<30))
+	b.Reserve += contRoom
 	p := rows.NewPrinter(out, b)
-	res, err := grep.Search(ctx, plan, grep.Config{Dir: dir, LookupEnv: env.LookupEnv, Budget: b}, p)
+	kept := &keptRows{env: env}
+	sink := rows.NewSpill(p, kept.open)
+	res, err := grep.Search(ctx, plan, grep.Config{Dir: dir, LookupEnv: env.LookupEnv, Budget: rows.DefaultBudget}, sink)
 	// The rows pushed are verified rows whatever ended the search: they
 	// stay on stdout before the diagnostic.
 	werr := p.Flush()
@@ -165,10 +180,42 @@ func runGrep(ctx context.Context, env *cli.Env, args []string) error {
 	default:
 		err = res.Err()
 	}
-	if twoBounds {
-		if err != nil {
+	switch {
+	case sink.Spilled() && werr == nil:
+		// The rows shown, then the command that reads on from the first
+		// row left out; an error that ended the search after them is
+		// named too.
+		stopped := rows.Incomplete(sink)
+		if twoBounds {
+			env.OutputBytes = bound.fail
+			fb := env.Budget()
+			room := fb.MaxBytes - fb.Reserve - contRoom
+			if err != nil {
+				room -= len("; and ") + len(cli.Diagnostic(err))
+			}
+			if held.Len() > room {
+				held.Truncate(bytes.LastIndexByte(held.Bytes()[:max(room, 0)], '\n') + 1)
+				stopped = fb.Stopped(true)
+			}
+		}
+		shown := p.Report().Rows
+		if twoBounds {
+			shown = bytes.Count(held.Bytes(), []byte{'\n'})
+		}
+		err = kept.commit(stopped, err, func(id string) string { return cont(id, shown+1) })
+	case sink.Spilled():
+		kept.abort()
+	case sink.Err() != nil && errs.Is(err, errs.Incomplete):
+		// Not kept: the rows that fit, and why the rest are not.
+		e, _ := errs.As(err)
+		err = errs.New(errs.Incomplete, e.Msg+notKept(sink.Err(), contRoom))
+		fallthrough
+	default:
+		if twoBounds && err != nil {
 			err = cutToFailBound(env, bound, &held, err)
 		}
+	}
+	if twoBounds {
 		if _, werr := held.WriteTo(env.Stdout); werr != nil {
 			return errs.Errorf(errs.Write, "writing output: %v", regfile.Cause(werr))
 		}

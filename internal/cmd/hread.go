@@ -12,13 +12,14 @@ import (
 	"github.com/rowkit/rowkit/internal/hread"
 	"github.com/rowkit/rowkit/internal/regfile"
 	"github.com/rowkit/rowkit/internal/rows"
+	"github.com/rowkit/rowkit/internal/spool"
 )
 
 // Hread is hread as a rowkit command.
 var Hread = &cli.Command{
 	Name:    "hread",
 	Aliases: []string{"hread"},
-	Usage:   "hread [--max-output BYTES] PATH [START:END]",
+	Usage:   "hread [--max-output BYTES] (PATH | @out/ID) [START:END]",
 	Summary: "print a file's lines as verified rows LINE:HASH TEXT",
 	Help: `Prints every line of PATH, or the lines START through END (inclusive), as
 "LINE:HASH TEXT" rows, one per line. LINE is the one-based line number, HASH
@@ -42,11 +43,19 @@ with that line, which then names the bound ("8,192-byte output limit").
 On any other failure stdout is empty and stderr has one line
 "hread: CODE: MESSAGE".
 
+PATH @out/ID reads an output a bound left part of out, which rowkit kept
+(the shell's note, a search's continuation name it) in the user's store
+of kept outputs (TMPDIR/rowkit-UID/out, kept for 24 hours): its lines,
+split at LF, as N|TEXT for a program's output, or as the rows they are
+for kept rows, a range and its continuation as for a file. An ID that
+expired is the error expired, one that names nothing kept not_found.
+Write ./@out/NAME for a file of that name.
+
 options:
 ` + maxOutputHelp,
 	Exits: []cli.Exit{
 		{Status: 0, When: "success (an empty file prints nothing)"},
-		{Status: 1, When: "failure: not_found, permission_denied, not_regular (directory, FIFO, socket, device, kernel stream), not_utf8 (with the byte offset), bad_range (malformed or reversed), past_eof (START after the last line), read, write; or output_incomplete (token limit or output bound; the diagnostic names the command that reads on)"},
+		{Status: 1, When: "failure: not_found (also an @out/ID that names nothing kept), expired (an @out/ID kept too long ago), permission_denied, not_regular (directory, FIFO, socket, device, kernel stream), not_utf8 (with the byte offset), bad_range (malformed or reversed), past_eof (START after the last line), read, write; or output_incomplete (token limit or output bound; the diagnostic names the command that reads on)"},
 		{Status: 2, When: "usage: no path, a second path, a second range, an unknown option, a --max-output or ROWKIT_MAX_OUTPUT that is not a number of bytes"},
 	},
 	Run: runHread,
@@ -97,25 +106,51 @@ func runHread(ctx context.Context, env *cli.Env, args []string) error {
 		b.Reserve += reserve(b)
 	}
 	var out bytes.Buffer
-	p := rows.NewPrinter(&out, b)
-	err = hread.Read(ctx, args[0], r, p, hread.Options{Dir: env.Dir})
+	read := func(sink rows.Sink) error { return hread.Read(ctx, args[0], r, sink, hread.Options{Dir: env.Dir}) }
+	form := rows.Form(rows.AppendPrinted)
+	if id, ok := spool.IsRef(args[0]); ok {
+		it, err := openKept(env, id)
+		if err != nil {
+			return err
+		}
+		defer it.Close()
+		if it.Kind == spool.Text {
+			form = rows.AppendNumbered
+		} else {
+			form = rows.AppendBare
+		}
+		read = func(sink rows.Sink) error {
+			err := hread.ReadKept(ctx, it, it.Name(), r, sink)
+			if err == nil && it.Capped {
+				err = errs.Errorf(errs.Incomplete, "%s ends here: the output was longer, and only its first %s bytes were kept", it.Name(), errs.Thousands(int(it.Size)))
+			}
+			return err
+		}
+	}
+	p := &lastRow{Printer: rows.NewFormPrinter(&out, b, form)}
+	err = read(p)
 	if err != nil && !errs.Is(err, errs.Incomplete) {
 		return err
 	}
 	p.Flush() // into a bytes.Buffer, which cannot fail
-	if err != nil {
+	if err != nil && p.Report().Omitted {
 		if bound.fail > 0 && bound.fail < bound.ok {
 			// The agent shows less of a command that fails, and a cut
 			// result exits 1: keep the rows that fit its bound.
 			env.OutputBytes = bound.fail
 			fb := env.Budget()
 			if room := fb.MaxBytes - fb.Reserve - reserve(fb); out.Len() > room {
-				out.Truncate(bytes.LastIndexByte(out.Bytes()[:max(room, 0)], '\n') + 1)
+				cut := bytes.LastIndexByte(out.Bytes()[:max(room, 0)], '\n') + 1
+				p.last -= bytes.Count(out.Bytes()[cut:], []byte{'\n'})
+				out.Truncate(cut)
 				err = fb.Stopped(true)
 			}
 		}
 		e, _ := errs.As(err)
-		next, skip := nextRow(out.Bytes(), r.Start)
+		next, skip := p.last+1, p.last == 0
+		if skip {
+			next = r.Start
+		}
 		err = errs.New(errs.Incomplete, e.Msg+cont(next, skip))
 	}
 	if _, werr := out.WriteTo(env.Stdout); werr != nil {
@@ -124,15 +159,19 @@ func runHread(ctx context.Context, env *cli.Env, args []string) error {
 	return err
 }
 
-// nextRow is the line after the last row of out (rows as hread prints
-// them), or, when out has none, start, which did not fit at all: skip.
-func nextRow(out []byte, start int) (int, bool) {
-	if len(out) == 0 {
-		return start, true
+// lastRow is a Printer that knows the line of the last row it admitted
+// (0: none), where a cut read goes on.
+type lastRow struct {
+	*rows.Printer
+	last int
+}
+
+func (p *lastRow) Put(r rows.Row) (bool, error) {
+	ok, err := p.Printer.Put(r)
+	if ok {
+		p.last = r.Line
 	}
-	last := out[bytes.LastIndexByte(out[:len(out)-1], '\n')+1:]
-	n, _ := strconv.Atoi(string(last[:bytes.IndexByte(last, ':')]))
-	return n + 1, false
+	return ok, err
 }
 
 // hreadContinuation ends the diagnostic of a read cut short at line next:

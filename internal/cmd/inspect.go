@@ -16,8 +16,9 @@ var Inspect = &cli.Command{
 	Aliases: []string{"inspect_file"},
 	Usage:   "inspect_file [--text] [--max-output BYTES] PATH",
 	Summary: "outline a file's structure as JSON, each entry spanning LINE:HASH rows",
-	Help: `Prints one JSON document (one line, LF-terminated) describing the file PATH,
-a path relative to the workspace (the canonical current directory):
+	Help: `Prints one JSON document (LF-terminated, each outline entry on a line of
+its own) describing the file PATH, a path relative to the workspace (the
+canonical current directory):
 
   {"ok":true,"data":{"path","kind","language","size_bytes","line_count",
    "parse_complete","outline":[...]},"truncated":false,"truncation":null}
@@ -122,12 +123,12 @@ func runInspect(ctx context.Context, env *cli.Env, args []string) error {
 	notePendingIn(env, root, *path)
 	res, err := inspect.Inspect(ctx, root, *path)
 	if err == nil {
-		res, err = res.Within(env.OutputBytes)
+		res, err = res.WithinLines(env.OutputBytes)
 	}
 	if err != nil {
 		return &inspectFailure{path, err}
 	}
-	out := res.AppendJSON(make([]byte, 0, 4096))
+	out := res.AppendLines(make([]byte, 0, 4096))
 	if text {
 		// Within the JSON's bound, the text (shorter) is too.
 		out = []byte(inspect.OutlineText(res))

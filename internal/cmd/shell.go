@@ -15,6 +15,7 @@ import (
 	"github.com/rowkit/rowkit/internal/proc"
 	"github.com/rowkit/rowkit/internal/regfile"
 	"github.com/rowkit/rowkit/internal/shell"
+	"github.com/rowkit/rowkit/internal/spool"
 )
 
 const shellUsage = "rowkit shell [--max-output BYTES] (-c SCRIPT | FILE | -)"
@@ -191,6 +192,7 @@ func RunShell(ctx context.Context, env *cli.Env, script shell.Script, stdin io.R
 	cfg := shell.Config{
 		Dir: dir, Environ: environ, Stdin: stdin, Stdout: stream(env.Stdout), Stderr: stream(env.Stderr),
 		MaxOutput: maxOutput, BoundVar: MaxOutputEnv,
+		Keep: func() (*spool.Store, error) { return openSpool(env) },
 	}
 	if cfg.Bash, err = shell.LookBash(environ); err != nil {
 		path, _ := lookupEnv(env, "PATH")

@@ -37,7 +37,7 @@ func join(lists ...[]string) []string { return slices.Concat(lists...) }
 // Vocabularies is the table: every command and every MCP tool. Each MCP
 // tool also answers usage for arguments its input schema refuses.
 var Vocabularies = []Vocabulary{
-	{"hread", []string{Usage, NotFound, PermissionDenied, NotRegular, NotUTF8, "bad_range", "past_eof", Read, Write, Cancelled, Incomplete, Outside}},
+	{"hread", []string{Usage, NotFound, PermissionDenied, NotRegular, NotUTF8, "bad_range", "past_eof", Read, Write, Cancelled, Incomplete, Outside, "expired"}},
 	{"read", join([]string{Usage, Write}, readCodes)},
 	{"grep", join([]string{Usage, Write}, grepCodes)},
 	// hsymbol also answers broker_failed: its broker is a process of its

@@ -52,6 +52,7 @@ var packageTools = map[string][]string{
 	"txn":       {"patch", "recover", "carrier", "mcp:edit"},
 	"mcpserver": {"mcp:inspect_file", "mcp:read_file", "mcp:search", "mcp:edit", "mcp:inspect_repository", "mcp:run_validations"},
 	"rows":      {"hread", "grep", "read", "patch"},
+	"spool":     {"hread"},
 	"symbol":    {"symbol", "mcp:symbol"},
 	"lsp":       {"symbol", "mcp:symbol"},
 }

@@ -128,8 +128,27 @@ func checkEnvelope(t *testing.T, out []byte, res *Result) {
 	if len(out) > MaxOutputBytes {
 		t.Fatalf("output is %d bytes, over %d", len(out), MaxOutputBytes)
 	}
-	if !bytes.HasSuffix(out, []byte("\n")) || bytes.Count(out, []byte("\n")) != 1 {
-		t.Fatalf("output is not one LF-terminated line")
+	// One LF-terminated document, each outline entry on a line of its
+	// own: the first line opens the outline, the last closes it.
+	lines := bytes.SplitAfter(out, []byte("\n"))
+	if !bytes.HasSuffix(out, []byte("\n")) || lines[len(lines)-1] != nil && len(lines[len(lines)-1]) != 0 {
+		t.Fatalf("output does not end in LF")
+	}
+	lines = lines[:len(lines)-1]
+	if n := len(res.Data.Outline); n == 0 && len(lines) != 1 || n > 0 && len(lines) != n+2 {
+		t.Fatalf("%d lines for %d entries:\n%s", len(lines), n, out)
+	}
+	if len(lines) > 1 {
+		if !bytes.HasSuffix(lines[0], []byte(`"outline":[`+"\n")) || !bytes.HasPrefix(lines[len(lines)-1], []byte("]},")) {
+			t.Fatalf("the outline's brackets are not on the first and last lines:\n%s", out)
+		}
+		for i, l := range lines[1 : len(lines)-1] {
+			l = bytes.TrimSuffix(bytes.TrimSuffix(l, []byte("\n")), []byte(","))
+			var e map[string]any
+			if err := json.Unmarshal(l, &e); err != nil {
+				t.Fatalf("line %d is not one entry: %v: %s", i+2, err, l)
+			}
+		}
 	}
 	var doc struct {
 		OK   bool `json:"ok"`
@@ -169,13 +188,14 @@ func checkEnvelope(t *testing.T, out []byte, res *Result) {
 // ctx is the context of every test that is not about cancellation.
 var ctx = context.Background()
 
-// newResultJSON returns the result of d and its exact encoding.
+// newResultJSON returns the result of d and its exact encoding, as
+// inspect_file prints it.
 func newResultJSON(d Data) (*Result, []byte, error) {
 	res, err := NewResult(d)
 	if err != nil {
 		return nil, nil, err
 	}
-	return res, res.AppendJSON(nil), nil
+	return res, res.AppendLines(nil), nil
 }
 
 // checkSameJSON checks that the command's bytes and the encoding/json form

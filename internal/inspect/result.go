@@ -90,37 +90,51 @@ type Result struct {
 	Truncation *Truncation `json:"truncation" jsonschema:"what was cut; null when nothing was"` // nil when the outline is whole
 }
 
-// NewResult wraps d in a result whose encoding fits MaxOutputBytes, keeping
+// NewResult wraps d in a result whose printed form (AppendLines) fits
+// MaxOutputBytes, keeping
 // the longest complete prefix of the outline that fits. It fails with
 // CodeOutputLimit when not even an empty outline fits.
-func NewResult(d Data) (*Result, error) { return newResult(d, MaxOutputBytes, false) }
+func NewResult(d Data) (*Result, error) { return newResult(d, MaxOutputBytes, false, true) }
 
 // Within returns r bounded to max bytes instead (a caller's tighter bound,
 // such as an agent's shell output limit): the longest prefix of r's outline
 // that fits with the truncation note. A max of 0 or at least
 // MaxOutputBytes returns r.
 func (r *Result) Within(max int) (*Result, error) {
-	if max <= 0 || max >= MaxOutputBytes || r.size() <= max {
+	if max <= 0 || max >= MaxOutputBytes || r.size(false) <= max {
 		return r, nil
 	}
-	return newResult(r.Data, max, r.Truncated)
+	return newResult(r.Data, max, r.Truncated, false)
 }
 
-// newResult is NewResult within max bytes; cut says d's outline is already
-// a cut one, whose note must stay.
-func newResult(d Data, max int, cut bool) (*Result, error) {
+// WithinLines is Within for the printed form (AppendLines), which takes a
+// byte more an entry: max 0 is MaxOutputBytes.
+func (r *Result) WithinLines(max int) (*Result, error) {
+	if max <= 0 || max > MaxOutputBytes {
+		max = MaxOutputBytes
+	}
+	if r.size(true) <= max {
+		return r, nil
+	}
+	return newResult(r.Data, max, r.Truncated, true)
+}
+
+// newResult is NewResult within max bytes of the one-line form, or of the
+// printed form (lines); cut says d's outline is already a cut one, whose
+// note must stay.
+func newResult(d Data, max int, cut, lines bool) (*Result, error) {
 	if d.Outline == nil {
 		d.Outline = []Entry{}
 	}
 	r := &Result{OK: true, Data: d}
-	if !cut && r.size() <= max {
+	if !cut && r.size(lines) <= max {
 		return r, nil
 	}
 	// Measure every entry once and find the longest prefix that fits with
 	// the truncation note, whose length depends on the count it reports.
 	r.Data.Outline = []Entry{}
 	r.Truncated, r.Truncation = true, &Truncation{Reason: "output_bytes"}
-	fixed := r.size() - len(strconv.Itoa(0))
+	fixed := r.size(lines) - len(strconv.Itoa(0))
 	if fixed+1 > max {
 		return nil, errs.Errorf(CodeOutputLimit, "not even an empty outline fits in %s bytes", errs.Thousands(max))
 	}
@@ -131,6 +145,12 @@ func newResult(d Data, max int, cut bool) (*Result, error) {
 		grow := len(buf)
 		if i > 0 {
 			grow++ // the comma
+		}
+		if lines {
+			grow++ // the line break before the entry
+			if i == 0 {
+				grow++ // and the one before the closing bracket
+			}
 		}
 		digits := len(strconv.Itoa(i+1)) - len(strconv.Itoa(i))
 		if size+grow+digits > max {
@@ -144,10 +164,21 @@ func newResult(d Data, max int, cut bool) (*Result, error) {
 	return r, nil
 }
 
-func (r *Result) size() int { return len(r.AppendJSON(make([]byte, 0, 1024))) }
+func (r *Result) size(lines bool) int { return len(r.appendJSON(make([]byte, 0, 1024), lines)) }
 
-// AppendJSON appends the document, one line ending in LF, to dst.
-func (r *Result) AppendJSON(dst []byte) []byte {
+// AppendJSON appends the document, one line ending in LF, to dst: the
+// form Within measures (the MCP server's structured result is this
+// document).
+func (r *Result) AppendJSON(dst []byte) []byte { return r.appendJSON(dst, false) }
+
+// AppendLines appends the document as inspect_file prints it, ending in LF,
+// to dst: each outline entry on a line of its own, so that a bound that
+// keeps whole lines (an agent's shell, rowkit shell) cuts the outline
+// between entries and what it leaves out is read on line by line; still
+// one JSON document, of the same value as AppendJSON's.
+func (r *Result) AppendLines(dst []byte) []byte { return r.appendJSON(dst, true) }
+
+func (r *Result) appendJSON(dst []byte, lines bool) []byte {
 	d := &r.Data
 	dst = append(dst, `{"ok":true,"data":{"path":`...)
 	dst = jsonstr.Append(dst, d.Path)
@@ -174,7 +205,13 @@ func (r *Result) AppendJSON(dst []byte) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
+		if lines {
+			dst = append(dst, '\n')
+		}
 		dst = d.Outline[i].appendJSON(dst)
+	}
+	if lines && len(d.Outline) > 0 {
+		dst = append(dst, '\n')
 	}
 	dst = append(dst, `]},"truncated":`...)
 	if r.Truncation == nil {

@@ -44,7 +44,7 @@ func TestTruncation(t *testing.T) {
 	// The prefix is the longest that fits: one more entry would not.
 	more := &Result{Data: d, Truncated: true, Truncation: &Truncation{Reason: "output_bytes", AfterEntries: n + 1}}
 	more.Data.Outline = d.Outline[:n+1]
-	if len(more.AppendJSON(nil)) <= MaxOutputBytes {
+	if len(more.AppendLines(nil)) <= MaxOutputBytes {
 		t.Errorf("%d entries kept, but %d would fit", n, n+1)
 	}
 	// The kept entries are exactly the first ones, in order.
@@ -133,6 +133,25 @@ func TestResultWithin(t *testing.T) {
 		more.Truncation = &Truncation{Reason: "output_bytes", AfterEntries: n + 1}
 		if len(more.AppendJSON(nil)) <= max {
 			t.Errorf("%d: entry %d would have fit", max, n+1)
+		}
+		checkSameJSON(t, out, r)
+	}
+	// The printed form, an entry a line, within the bound the same way.
+	for _, max := range []int{9600, 2000, 400} {
+		r, err := full.WithinLines(max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := r.AppendLines(nil)
+		n := len(r.Data.Outline)
+		if len(out) > max || !r.Truncated || r.Truncation.AfterEntries != n || n == 0 || bytes.Count(out, []byte("\n")) != n+2 {
+			t.Fatalf("lines %d: %d bytes, %d entries, %+v", max, len(out), n, r.Truncation)
+		}
+		more := *r
+		more.Data.Outline = full.Data.Outline[:n+1]
+		more.Truncation = &Truncation{Reason: "output_bytes", AfterEntries: n + 1}
+		if len(more.AppendLines(nil)) <= max {
+			t.Errorf("lines %d: entry %d would have fit", max, n+1)
 		}
 		checkSameJSON(t, out, r)
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/rowkit/rowkit/internal/codex"
+	"github.com/rowkit/rowkit/internal/agent"
 )
 
 // An agent client hands its model a tool result whole only up to a bound
@@ -25,7 +25,7 @@ import (
 const (
 	// codexResultBytes: Codex 0.169 passes 47,964 bytes of an MCP result
 	// whole (1.2 times its 40,000-byte command output policy, less its
-	// header) when it has metadata for the model (codex.HasMetadata).
+	// header) when it has metadata for the model (agent.CodexKnows).
 	codexResultBytes = 46_000
 	// codexFallbackBytes: 11,964 bytes for any other model, whose
 	// fallback policy keeps 10,000 bytes of a command's output.
@@ -90,7 +90,7 @@ func peerOf(req *mcp.CallToolRequest) peer {
 func clientBytes(p peer) int {
 	switch p.name {
 	case codexName:
-		if codex.HasMetadata(p.model) {
+		if agent.CodexKnows(p.model) {
 			return codexResultBytes
 		}
 		return codexFallbackBytes

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rowkit/rowkit/internal/agent"
 	"github.com/rowkit/rowkit/internal/agenttest"
 	"github.com/rowkit/rowkit/internal/inspect"
 	"github.com/rowkit/rowkit/internal/read"
@@ -629,7 +630,12 @@ func testReadOn(t *testing.T, c agentClient, model, bin, ws, linkDir string, fil
 	// told the same client and model; the shell names run with the
 	// variables the client's shell sets.
 	clientName, version := codexName, "0.169.0"
-	shellEnv := "CODEX_THREAD_ID=1"
+	// Codex's shell gives hread the bound of the session's model, which
+	// hread finds in Codex's session file (agent.CodexModel).
+	shellEnv := fmt.Sprintf("ROWKIT_MAX_OUTPUT=%d", agent.CodexFallbackShellBytes)
+	if agent.CodexKnows(model) {
+		shellEnv = fmt.Sprintf("ROWKIT_MAX_OUTPUT=%d", agent.CodexShellBytes)
+	}
 	if c.name == "claude" {
 		clientName, version, shellEnv = claudeName, "2.1.328", "CLAUDECODE=1"
 	}
@@ -680,11 +686,9 @@ func testReadOn(t *testing.T, c agentClient, model, bin, ws, linkDir string, fil
 				// status of one that failed.
 				w = strings.TrimRight(w, "\n")
 				body = strings.TrimPrefix(body, "Exit code 1\n")
-			case ch.shell && body == stderr+stdout:
-				// Codex shows stdout and stderr in the order it read
-				// them, each whole within its read size.
-				w = body
 			}
+			// Codex reads stdout and stderr from two pipes, but the
+			// diagnostic waits until it has read the rows: it comes last.
 			if body != w {
 				t.Fatalf("%s: the model got\n%s\nwant\n%s\nraw %.400s", id, tail(body, 400), tail(w, 400), o.Text)
 			}

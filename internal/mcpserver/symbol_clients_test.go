@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rowkit/rowkit/internal/agent"
 	"github.com/rowkit/rowkit/internal/agenttest"
 	"github.com/rowkit/rowkit/internal/symbol/symboltest"
 	"github.com/rowkit/rowkit/internal/tokens"
@@ -147,9 +148,10 @@ func testSymbolClient(t *testing.T, c agentClient, bin string, shellOnly bool) {
 	// What hsymbol prints for the same question, in the twin workspace,
 	// with the servers found as the client's shell finds them.
 	// In a client's shell, hsymbol is bounded by what that shell shows
-	// (Codex: 8,192 bytes), and the client shows stdout and stderr
-	// together: the answer is both, in either order (Codex reads them
-	// from two pipes).
+	// (Codex: 40,000 bytes for its default model, as hsymbol finds it in
+	// Codex's session file), and the client shows stdout and stderr
+	// together, the diagnostic last (it waits until Codex has read the
+	// rows from their pipe).
 	cli := func(a map[string]any, shell bool) []string {
 		t.Helper()
 		args := strings.Fields(strings.TrimPrefix(hsymbol(a), "hsymbol "))
@@ -157,7 +159,7 @@ func testSymbolClient(t *testing.T, c agentClient, bin string, shellOnly bool) {
 		cmd.Dir = twin
 		cmd.Env = []string{"PATH=" + path, "HOME=" + os.Getenv("HOME"), "GOCACHE=" + env["GOCACHE"], "GOMODCACHE=" + env["GOMODCACHE"], "GOPATH=" + env["GOPATH"], "ROWKIT_BROKER_DIR=" + brokers}
 		if shell && c.name == "codex" {
-			cmd.Env = append(cmd.Env, "CODEX_THREAD_ID=test")
+			cmd.Env = append(cmd.Env, fmt.Sprintf("ROWKIT_MAX_OUTPUT=%d", agent.CodexShellBytes))
 		}
 		var stdout, stderr strings.Builder
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -165,7 +167,7 @@ func testSymbolClient(t *testing.T, c agentClient, bin string, shellOnly bool) {
 		if !shell || stderr.Len() == 0 {
 			return []string{stdout.String()}
 		}
-		return []string{stdout.String() + stderr.String(), stderr.String() + stdout.String()}
+		return []string{stdout.String() + stderr.String()}
 	}
 	check := func(id string, a map[string]any, minRows int) {
 		t.Helper()

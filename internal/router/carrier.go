@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/rowkit/rowkit/internal/codex"
+	"github.com/rowkit/rowkit/internal/agent"
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/jsonstr"
 )
@@ -38,7 +38,7 @@ const (
 
 // Output bounds. Codex 0.169 hands the model a command's output whole when
 // it is at most 4 x min(max_output_tokens, policy) bytes and otherwise
-// cuts the middle out, inside a line. The policy is codex.Policy of the
+// cuts the middle out, inside a line. The policy is agent.CodexPolicy of the
 // request's model: 10,000 tokens for a model of Codex's catalogue, 2,500
 // for any other (measured with gpt-5.5-codex and gpt-4.1: 40,000 and
 // 10,000 bytes came whole, a byte more was cut; the count is bytes, not
@@ -53,7 +53,7 @@ const (
 	outputMargin = 400
 	// OutputBytes is the bound of a carrier for a model without
 	// metadata, and of rowkit carrier without --max-output.
-	OutputBytes = 4*codex.FallbackPolicy - outputMargin
+	OutputBytes = 4*agent.CodexFallbackPolicy - outputMargin
 	// YieldMS is the most Codex honours: a longer run returns a session ID
 	// that the model polls with write_stdin.
 	YieldMS = 30000
@@ -100,7 +100,7 @@ func NewCarrier(frontend string) (*Carrier, error) {
 	if len(q) > MaxFrontendBytes {
 		return nil, errs.Usagef("the rowkit binary's path is %d bytes quoted; a carrier takes at most %d", len(q), MaxFrontendBytes)
 	}
-	return &Carrier{frontend: frontend, quoted: q, yield: YieldMS, tokens: codex.FallbackPolicy, memo: newMemo(), histories: &histories{}}, nil
+	return &Carrier{frontend: frontend, quoted: q, yield: YieldMS, tokens: agent.CodexFallbackPolicy, memo: newMemo(), histories: &histories{}}, nil
 }
 
 // WithYield returns the carrier with carriers that yield after ms
@@ -117,7 +117,7 @@ func (c *Carrier) WithYield(ms int) *Carrier {
 // whole. The memo and histories are shared.
 func (c *Carrier) ForModel(model string) *Carrier {
 	d := *c
-	d.tokens = codex.Policy(model)
+	d.tokens = agent.CodexPolicy(model)
 	return &d
 }
 

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/rowkit/rowkit/internal/codex"
+	"github.com/rowkit/rowkit/internal/agent"
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/jsonstr"
 )
@@ -83,7 +83,7 @@ func (c *Carrier) rewriteParts(body []byte) (Request, [][]byte) {
 	w.r.Tools, kept = qualifies(body, top)
 	switch {
 	case w.r.Tools == "":
-		w.edits = append(w.edits, edit{top.tools.start, top.tools.end, rewriteTools(kept, codex.Policy(w.r.Model))})
+		w.edits = append(w.edits, edit{top.tools.start, top.tools.end, rewriteTools(kept, agent.CodexPolicy(w.r.Model))})
 		w.r.Routed = true
 		w.r.Instructions = w.instructions(top)
 	case noTools(body, top):

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rowkit/rowkit/internal/codex"
+	"github.com/rowkit/rowkit/internal/agent"
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/jsonstr"
 )
@@ -49,7 +49,7 @@ func (c *Carrier) rewriteRef(body []byte) Request {
 				kept = append(kept, t)
 			}
 		}
-		hpatch, shell := builtinTools(codex.Policy(r.Model))
+		hpatch, shell := builtinTools(agent.CodexPolicy(r.Model))
 		kept = append(kept, hpatch, shell)
 		top = set(top, "tools", joinArray(kept))
 		r.Routed, changed = true, true

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rowkit/rowkit/internal/codex"
+	"github.com/rowkit/rowkit/internal/agent"
 	"github.com/rowkit/rowkit/internal/errs"
 )
 
@@ -153,7 +153,7 @@ func checkRewrittenTools(t *testing.T, orig, got json.RawMessage) {
 			t.Errorf("tool %d (%s) changed", i, toolName(want[i]))
 		}
 	}
-	if hpatch, shell := builtinTools(codex.CataloguePolicy); !bytes.Equal(g[len(want)], hpatch) || !bytes.Equal(g[len(want)+1], shell) {
+	if hpatch, shell := builtinTools(agent.CodexCataloguePolicy); !bytes.Equal(g[len(want)], hpatch) || !bytes.Equal(g[len(want)+1], shell) {
 		t.Error("hpatch and shell are not the last two tools")
 	}
 	names := map[string]int{}

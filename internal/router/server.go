@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rowkit/rowkit/internal/codex"
+	"github.com/rowkit/rowkit/internal/agent"
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/patch"
 )
@@ -99,7 +99,7 @@ func Preflight(c *Carrier, rg string, rgErr error) error {
 // grammar, HPATCH/2 in hpatch's description, the output bound the carrier
 // sets, and every private command named.
 func checkTools() error {
-	for _, tokens := range []int{codex.FallbackPolicy, codex.CataloguePolicy} {
+	for _, tokens := range []int{agent.CodexFallbackPolicy, agent.CodexCataloguePolicy} {
 		var h, s struct {
 			Type, Name, Description string
 			Format                  *struct{ Type, Syntax, Definition string }

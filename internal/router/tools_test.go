@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rowkit/rowkit/internal/codex"
+	"github.com/rowkit/rowkit/internal/agent"
 	"github.com/rowkit/rowkit/internal/patch"
 )
 
@@ -20,8 +20,8 @@ func TestToolShapes(t *testing.T) {
 		// (TestCodex, TestCodexFallback), less the carrier's margin, and
 		// the head what a private command gets: the bound less the tail
 		// and the note (what hread's own note names, codex_router_test).
-		{codex.FallbackPolicy, "9,600 bytes", "7,405 bytes"},
-		{codex.CataloguePolicy, "39,600 bytes", "37,405 bytes"},
+		{agent.CodexFallbackPolicy, "9,600 bytes", "6,855 bytes"},
+		{agent.CodexCataloguePolicy, "39,600 bytes", "35,159 bytes"},
 	} {
 		var h struct {
 			Type, Name, Description string

@@ -66,11 +66,32 @@ func Incomplete(sink Sink) *errs.Error {
 	return errs.New(errs.Incomplete, "the result was cut short")
 }
 
+// Form is how a Printer prints a row: AppendPrinted (a verified row),
+// AppendNumbered or AppendBare.
+type Form func(dst []byte, r Row) []byte
+
+// AppendNumbered appends r as N|TEXT and LF: a line that is not a line of
+// a file (a kept output, converted text), which carries no edit identity.
+func AppendNumbered(dst []byte, r Row) []byte {
+	dst = strconv.AppendInt(dst, int64(r.Line), 10)
+	dst = append(dst, '|')
+	dst = append(dst, r.Text...)
+	return append(dst, '\n')
+}
+
+// AppendBare appends r's text alone and LF: a line that is itself a
+// printed row (a kept hgrep row), shown as it was.
+func AppendBare(dst []byte, r Row) []byte {
+	dst = append(dst, r.Text...)
+	return append(dst, '\n')
+}
+
 // Printer is the text sink of the shell commands: printed rows under token
 // admission.
 type Printer struct {
-	adm *Admitter
-	buf []byte
+	adm  *Admitter
+	buf  []byte
+	form Form
 }
 
 // Budget returns the printer's admission rule.
@@ -78,12 +99,17 @@ func (p *Printer) Budget() Budget { return p.adm.budget }
 
 // NewPrinter returns a Printer writing to w under budget b.
 func NewPrinter(w io.Writer, b Budget) *Printer {
-	return &Printer{adm: NewAdmitter(w, b)}
+	return &Printer{adm: NewAdmitter(w, b), form: AppendPrinted}
+}
+
+// NewFormPrinter returns a Printer that prints each row in form.
+func NewFormPrinter(w io.Writer, b Budget, form Form) *Printer {
+	return &Printer{adm: NewAdmitter(w, b), form: form}
 }
 
 // Put admits r's printed form if it fits.
 func (p *Printer) Put(r Row) (bool, error) {
-	p.buf = AppendPrinted(p.buf[:0], r)
+	p.buf = p.form(p.buf[:0], r)
 	return p.adm.Admit(p.buf)
 }
 

@@ -3,18 +3,24 @@ package shell
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rowkit/rowkit/internal/spool"
 )
 
 // expected is what Output must make of in under bound, worked out from
 // the definition rather than from the writer's state: everything when it
 // fits; else the longest prefix of whole lines within the head's size,
-// the note, and the longest suffix of the lines after it within the
-// tail's size. A last line without its newline is a line.
+// the note, the lines left out that name an error (numbered, in order,
+// each while it fits the errors' room), and the longest suffix of the
+// lines after the head within the held room less those errors. A last
+// line without its newline is a line.
 func expected(in []byte, bound int) []byte {
 	bound = max(bound, MinOutput)
 	if len(in) <= bound {
@@ -30,14 +36,51 @@ func expected(in []byte, bound int) []byte {
 		h += len(lines[hn])
 		hn++
 	}
-	t, tn := 0, 0
-	for tn < len(lines)-hn && t+len(lines[len(lines)-1-tn]) <= o.tailMax {
-		t += len(lines[len(lines)-1-tn])
-		tn++
+	room := o.heldMax
+	for {
+		t, tn := 0, 0
+		for tn < len(lines)-hn && t+len(lines[len(lines)-1-tn]) <= room {
+			t += len(lines[len(lines)-1-tn])
+			tn++
+		}
+		var errs []byte
+		errN, errMore, left, leftN, lastErr, msg := 0, 0, 0, 0, -1, -1
+		for i := hn; i < len(lines)-tn; i++ {
+			l := lines[i]
+			e := fmt.Appendf(nil, "%d|%s", i+1, l)
+			if !bytes.HasSuffix(e, []byte("\n")) {
+				e = append(e, '\n')
+			}
+			text := bytes.TrimSuffix(l, []byte("\n"))
+			switch {
+			case len(l) > o.heldMax || !ErrorLine(text) && !(lastErr == i-1 && WhereLine(text)):
+				// A line too long to be shown anywhere is not read.
+				left, leftN, msg = left+len(l), leftN+1, -1
+				if len(l) <= o.heldMax && MessageLine(text) {
+					msg = i
+				}
+			case len(errs)+len(e) <= o.errMax:
+				if msg == i-1 && FailLine(text) {
+					m := fmt.Appendf(nil, "%d|%s", i, lines[i-1])
+					if len(errs)+len(m)+len(e) <= o.errMax {
+						errs, errN, left, leftN = append(errs, m...), errN+1, left-len(lines[i-1]), leftN-1
+					}
+				}
+				msg = -1
+				errs, errN, lastErr = append(errs, e...), errN+1, i
+			default:
+				errMore, left, leftN = errMore+1, left+len(l), leftN+1
+			}
+		}
+		if o.heldMax-len(errs) < room {
+			room = o.heldMax - len(errs)
+			continue
+		}
+		out := append([]byte{}, in[:h]...)
+		out = append(out, note(int64(left), int64(leftN), "", errNoStore, errN, errMore, t)...)
+		out = append(out, errs...)
+		return append(out, in[len(in)-t:]...)
 	}
-	out := append([]byte{}, in[:h]...)
-	out = append(out, note(int64(len(in)-h-t), int64(len(lines)-hn-tn), t)...)
-	return append(out, in[len(in)-t:]...)
 }
 
 // run writes in to an Output in the given pieces and closes it.
@@ -119,6 +162,9 @@ func TestOutputRandom(t *testing.T) {
 			if r.IntN(30) == 0 {
 				l = r.IntN(3000)
 			}
+			if r.IntN(8) == 0 {
+				in = append(in, []string{"error: ", "--- FAIL: Test", "E   assert ", "panic: ", "  --> x.rs:1:2 ", "    x_test.go:3: "}[r.IntN(6)]...)
+			}
 			in = append(in, bytes.Repeat([]byte{byte('a' + r.IntN(26))}, l)...)
 			if r.IntN(50) != 0 {
 				in = append(in, '\n')
@@ -188,8 +234,8 @@ func TestOutputRoomAndLine(t *testing.T) {
 		t.Errorf("room %d, want %d", r, o.headMax-18)
 	}
 	o.Write(bytes.Repeat([]byte("x\n"), 5000))
-	if r := o.Room(); r != o.tailMax {
-		t.Errorf("room %d once the head is full, want the tail's %d", r, o.tailMax)
+	if r := o.Room(); r != o.heldMax {
+		t.Errorf("room %d once the head is full, want the held room's %d", r, o.heldMax)
 	}
 	o.Line("[a note]")
 	o.Close()
@@ -217,4 +263,98 @@ func FuzzOutput(f *testing.F) {
 		}
 		check(t, in, int(bound), pieces)
 	})
+}
+
+// What the bound leaves out is kept whole: the note names the command that
+// reads it on from the first line left out, and the lines shown after the
+// note, numbered, are those lines of the kept output.
+func TestOutputKept(t *testing.T) {
+	store, err := spool.Open(t.TempDir(), spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in strings.Builder
+	for i := 1; i <= 3000; i++ {
+		switch {
+		case i == 1500:
+			in.WriteString("--- FAIL: TestParse (0.00s)\n")
+		case i == 1501:
+			in.WriteString("    parse_test.go:42: got 1, want 2\n")
+		case i == 2200:
+			in.WriteString("    other_test.go:7: got 3, want 4\n") // go test -v: before its FAIL
+		case i == 2201:
+			in.WriteString("--- FAIL: TestOther (0.00s)\n")
+		case i%700 == 0:
+			fmt.Fprintf(&in, "./x.go:%d:5: undefined: y%d\n", i, i)
+		default:
+			fmt.Fprintf(&in, "=== RUN   TestCase%d\n", i)
+		}
+	}
+	var b bytes.Buffer
+	o := NewOutput(&b, 4000)
+	o.Keep(func() (*spool.Store, error) { return store, nil })
+	io.WriteString(o, in.String())
+	o.Close()
+	got := b.String()
+	if len(got) > 4000 {
+		t.Fatalf("%d bytes", len(got))
+	}
+	m := regexp.MustCompile(`\[rowkit shell: output limit reached: [0-9,]+ bytes \([0-9,]+ lines\) left out here; kept: hread @out/([0-9a-z]{10}) ([0-9]+):; 8 lines among them name an error: they follow as N\|TEXT, then the last [0-9,]+ bytes\]\n`).FindStringSubmatch(got)
+	if m == nil {
+		t.Fatalf("the note: %q", got[strings.Index(got, "[rowkit"):])
+	}
+	it, err := store.Open(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	kept, _ := io.ReadAll(it)
+	if string(kept) != in.String() {
+		t.Fatalf("kept %d bytes, not the output's %d", len(kept), in.Len())
+	}
+	lines := strings.Split(in.String(), "\n")
+	head := got[:strings.Index(got, "[rowkit")]
+	if first, _ := strconv.Atoi(m[2]); first != strings.Count(head, "\n")+1 {
+		t.Errorf("reads on at line %d; the head has %d lines", first, strings.Count(head, "\n"))
+	}
+	shown := regexp.MustCompile(`(?m)^([0-9]+)\|(.*)$`).FindAllStringSubmatch(got, -1)
+	// The six that name an error, the test's message under its --- FAIL
+	// line, which says where (WhereLine), and the one before the other's
+	// (MessageLine).
+	if len(shown) != 8 {
+		t.Fatalf("%d numbered lines: %q", len(shown), shown)
+	}
+	for _, l := range shown {
+		n, _ := strconv.Atoi(l[1])
+		if lines[n-1] != l[2] || !ErrorLine([]byte(l[2])) && !WhereLine([]byte(l[2])) && !MessageLine([]byte(l[2])) {
+			t.Errorf("line %d shown as %q, kept as %q", n, l[2], lines[n-1])
+		}
+	}
+	// An output that fits is not kept.
+	before, _ := os.ReadDir(store.Dir())
+	o = NewOutput(&bytes.Buffer{}, 4000)
+	o.Keep(func() (*spool.Store, error) { return store, nil })
+	io.WriteString(o, "short\n")
+	o.Close()
+	if after, _ := os.ReadDir(store.Dir()); len(after) != len(before) {
+		t.Errorf("an output that fits was kept")
+	}
+}
+
+// A store that cannot keep the output: the note says why.
+func TestOutputNotKept(t *testing.T) {
+	base := t.TempDir()
+	store, err := spool.Open(base, spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(store.Dir())
+	var b bytes.Buffer
+	o := NewOutput(&b, 1000)
+	o.Keep(func() (*spool.Store, error) { return store, nil })
+	io.WriteString(o, seq(1, 1000))
+	o.Close()
+	if !regexp.MustCompile(`left out here; not kept: cannot keep the output in .*; the last`).Match(b.Bytes()) {
+		t.Errorf("%q", b.String())
+	}
 }

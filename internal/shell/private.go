@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/rowkit/rowkit/internal/errs"
+	"github.com/rowkit/rowkit/internal/spool"
 )
 
 // The private commands reach a script's bash through a directory of
@@ -118,34 +120,17 @@ func Links(base, binary string, names []string) (string, error) {
 	return "", &PrivateError{fmt.Sprintf("cannot make the directory of rowkit's commands %s: it keeps changing under this shell", dir)}
 }
 
-// userDir is base/rowkit-UID: made if missing, refused unless it is a
-// directory of this user's that no one else may write to.
+// userDir is base/rowkit-UID, the user's own directory that the store of
+// kept outputs shares (spool.UserDir): made if missing, refused unless it
+// is a directory of this user's that no one else may write to.
 func userDir(base string) (string, error) {
-	uid := os.Geteuid()
-	top := filepath.Join(base, fmt.Sprintf("rowkit-%d", uid))
-	err := os.Mkdir(top, 0o700)
-	if err != nil && !errors.Is(err, fs.ErrExist) {
-		return "", &PrivateError{fmt.Sprintf("cannot make the directory of rowkit's commands %s: %v; set TMPDIR to a directory of your own", top, errors.Unwrap(err))}
-	}
-	fi, err := os.Lstat(top)
+	top, err := spool.UserDir(base)
 	if err != nil {
-		return "", &PrivateError{fmt.Sprintf("cannot use %s: %v", top, err)}
-	}
-	st, _ := fi.Sys().(*syscall.Stat_t)
-	switch {
-	case !fi.IsDir():
-		return "", &PrivateError{fmt.Sprintf("%s is not a directory (a symbolic link or a file is in its place); rowkit shell will not put its commands there: remove it, or set TMPDIR to a directory of your own", top)}
-	case st == nil || int(st.Uid) != uid:
-		owner := -1
-		if st != nil {
-			owner = int(st.Uid)
+		msg := err.Error()
+		if e, ok := errs.As(err); ok {
+			msg = e.Msg
 		}
-		return "", &PrivateError{fmt.Sprintf("%s belongs to user %d, not to you (user %d); rowkit shell will not put its commands there: remove it, or set TMPDIR to a directory of your own", top, owner, uid)}
-	case fi.Mode().Perm()&0o022 != 0:
-		// Ours, but others may write to it: close it first.
-		if err := os.Chmod(top, 0o700); err != nil {
-			return "", &PrivateError{fmt.Sprintf("%s may be written by others and cannot be closed: %v", top, err)}
-		}
+		return "", &PrivateError{msg + "; rowkit shell puts no commands there"}
 	}
 	return top, nil
 }

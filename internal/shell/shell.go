@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rowkit/rowkit/internal/proc"
+	"github.com/rowkit/rowkit/internal/spool"
 )
 
 // Script is what bash runs: a script given as text (bash -c) or a file
@@ -52,6 +53,9 @@ type Config struct {
 	// that a command that heeds it (rowkit's ROWKIT_MAX_OUTPUT) shows its
 	// whole result before the bound's note.
 	BoundVar string
+	// Keep, with MaxOutput, opens the store where the whole output is
+	// kept when it passes the bound (Output.Keep); nil keeps none.
+	Keep func() (*spool.Store, error)
 
 	// Private is a directory of private commands (Links), put first on
 	// the script's PATH once its profile has run; "" puts none.
@@ -119,6 +123,9 @@ func Run(ctx context.Context, s Script, cfg Config) Result {
 	stdout, stderr := cfg.Stdout, cfg.Stderr
 	if cfg.MaxOutput > 0 {
 		out = NewOutput(cfg.Stdout, cfg.MaxOutput)
+		if cfg.Keep != nil {
+			out.Keep(cfg.Keep)
+		}
 		stdout, stderr = out, out
 		if cfg.BoundVar != "" {
 			env = setenv(env, cfg.BoundVar, strconv.Itoa(out.Room()))
