@@ -61,7 +61,8 @@ var topics = []topic{
 
 // place says where one section of the README goes. key is the `## `
 // heading's text, "SECTION/SUB" for a `### ` heading, a paragraph that
-// starts with a bold lead (**Lead.**) or a cut below. file "" is the
+// starts with a bold lead (**Lead.**; one the table does not name stays
+// in its section) or a cut below. file "" is the
 // guide, which replaces the section: sum is the SHA-256 (12 hex digits)
 // of the text it was written from. A paragraph moved out of its
 // section's file gets heading there, and a line in its section's place
@@ -200,8 +201,9 @@ var (
 	anchorLink  = regexp.MustCompile(`\]\(#([^)\s]+)\)`)
 )
 
-// units splits the README at its `#`, `##` and `###` headings, at the
-// bold leads the table names and at the cuts.
+// units splits the README at its `#`, `##` and `###` headings, at its
+// paragraphs that start with a bold lead (but in the sections the guide
+// replaces) and at the cuts.
 func units(src string) []*unit {
 	var out []*unit
 	cur := &unit{}
@@ -211,9 +213,11 @@ func units(src string) []*unit {
 		out = append(out, cur)
 		body = nil
 	}
-	wanted := map[string]bool{}
+	guide := map[string]bool{}
 	for _, p := range places {
-		wanted[p.key] = true
+		if p.file == "" {
+			guide[p.key] = true
+		}
 	}
 	section, fence, blank := "", false, true
 	for _, line := range strings.Split(strings.TrimSuffix(src, "\n"), "\n") {
@@ -231,7 +235,7 @@ func units(src string) []*unit {
 			case 3:
 				next = &unit{key: section + "/" + m[2], section: section, level: 3, heading: m[2]}
 			}
-		} else if m := boldLead.FindStringSubmatch(line); !fence && blank && m != nil && wanted[section+"/"+m[1]] {
+		} else if m := boldLead.FindStringSubmatch(line); !fence && blank && m != nil && !guide[section] {
 			next = &unit{key: section + "/" + m[1], section: section, lead: m[1]}
 		} else if !fence && blank {
 			for _, c := range cuts {
@@ -278,6 +282,11 @@ func split(src string) (map[string]string, error) {
 	seen := map[string]bool{}
 	for _, u := range us {
 		p, ok := byKey[u.key]
+		if !ok && u.lead != "" {
+			// A paragraph the table does not name stays in its section.
+			p, ok = place{key: u.key, file: byKey[u.section].file}, true
+			byKey[u.key] = p
+		}
 		switch {
 		case !ok:
 			problems = append(problems, fmt.Sprintf("the section %q has no place in scripts/readme-split's table: add one (a file of docs/, or the guide)", u.key))

