@@ -66,7 +66,7 @@ var topics = []topic{
 // guide, which replaces the section: sum is the SHA-256 (12 hex digits)
 // of the text it was written from. A paragraph moved out of its
 // section's file gets heading there, and a line in its section's place
-// that links to it.
+// that links to it; one that stays gets heading when it is not "".
 type place struct {
 	key, file, heading, sum string
 }
@@ -83,11 +83,11 @@ var places = []place{
 	{key: "hgrep", file: "hgrep.md"},
 	{key: "hsymbol", file: "hsymbol.md"},
 	{key: "hsymbol/Trust", file: "confinement.md", heading: "hsymbol: trust"},
-	{key: "hsymbol/codes", file: "hsymbol.md"},
+	{key: "hsymbol/codes", file: "hsymbol.md", heading: "Error codes"},
 	{key: "hsymbol/Figures", file: "figures.md", heading: "hsymbol"},
 	{key: "review", file: "review.md"},
 	{key: "review/Trust boundary", file: "confinement.md", heading: "review: trust boundary"},
-	{key: "review/exits", file: "review.md"},
+	{key: "review/exits", file: "review.md", heading: "Exit codes"},
 	{key: "read", file: "read.md"},
 	{key: "inspect_file", file: "inspect.md"},
 	{key: "hpatch", file: "hpatch.md"},
@@ -369,6 +369,11 @@ func split(src string) (map[string]string, error) {
 				see = fmt.Sprintf("**%s.** %s", u.lead, see)
 			}
 			parts[home] = append(parts[home], see)
+		case p.heading != "":
+			// A cut that stays, given a heading of its own.
+			a := anchor(p.file, p.heading)
+			at[u.key] = target{p.file, a}
+			parts[p.file] = append(parts[p.file], "## "+p.heading+"\n\n"+u.text)
 		default:
 			at[u.key] = at[u.section]
 			parts[p.file] = append(parts[p.file], u.text)
