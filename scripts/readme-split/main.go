@@ -35,28 +35,33 @@ import (
 	"github.com/rowkit/rowkit/internal/cmd"
 )
 
-// A topic file of docs/ and its title, in the order of the README.
-type topic struct{ file, title string }
+// A topic file of docs/, its title, and the commands whose reference
+// pages (docs/commands) it links under its title, in the order of the
+// README.
+type topic struct {
+	file, title string
+	cmds        []string
+}
 
 var topics = []topic{
-	{"commands.md", "Commands"},
-	{"confinement.md", "Confinement: what each command may touch"},
-	{"rows.md", "Verified rows"},
-	{"bounds.md", "Bounds: token admission and the output bound"},
-	{"hread.md", "hread"},
-	{"hgrep.md", "hgrep"},
-	{"hsymbol.md", "hsymbol"},
-	{"review.md", "review"},
-	{"read.md", "read"},
-	{"inspect.md", "inspect_file"},
-	{"hpatch.md", "hpatch"},
-	{"shell.md", "shell"},
-	{"mcp.md", "MCP server"},
-	{"clients.md", "What the model receives: Codex and Claude Code"},
-	{"router.md", "Codex router"},
-	{"exit-codes.md", "Exit codes"},
-	{"layout.md", "Layout"},
-	{"figures.md", "Figures"},
+	{"commands.md", "Commands", nil},
+	{"confinement.md", "Confinement: what each command may touch", nil},
+	{"rows.md", "Verified rows", nil},
+	{"bounds.md", "Bounds: token admission and the output bound", nil},
+	{"hread.md", "hread", []string{"hread"}},
+	{"hgrep.md", "hgrep", []string{"grep"}},
+	{"hsymbol.md", "hsymbol", []string{"symbol"}},
+	{"review.md", "review", []string{"review"}},
+	{"read.md", "read", []string{"read"}},
+	{"inspect.md", "inspect_file", []string{"inspect"}},
+	{"hpatch.md", "hpatch", []string{"patch", "recover"}},
+	{"shell.md", "shell", []string{"shell"}},
+	{"mcp.md", "MCP server", []string{"mcp"}},
+	{"clients.md", "What the model receives: Codex and Claude Code", nil},
+	{"router.md", "Codex router", []string{"router", "carrier"}},
+	{"exit-codes.md", "Exit codes", nil},
+	{"layout.md", "Layout", nil},
+	{"figures.md", "Figures", nil},
 }
 
 // place says where one section of the README goes. key is the `## `
@@ -385,7 +390,15 @@ func split(src string) (map[string]string, error) {
 			problems = append(problems, fmt.Sprintf("no section goes to %s", t.file))
 			continue
 		}
-		text := "# " + t.title + "\n\n" + strings.Join(parts[t.file], "\n\n") + "\n"
+		head := "# " + t.title + "\n\n"
+		if len(t.cmds) > 0 {
+			var refs []string
+			for _, c := range t.cmds {
+				refs = append(refs, fmt.Sprintf("[`rowkit %s`](commands/%s.md)", c, c))
+			}
+			head += "Usage, options and exit codes, as `rowkit help` prints them: " + strings.Join(refs, ", ") + ".\n\n"
+		}
+		text := head + strings.Join(parts[t.file], "\n\n") + "\n"
 		text = anchorLink.ReplaceAllStringFunc(text, func(m string) string {
 			a := anchorLink.FindStringSubmatch(m)[1]
 			key, ok := links[a]
