@@ -202,7 +202,7 @@ func writeWrapped(w io.Writer, first, indent, text string, width int) {
 }
 
 // ExitTable is the Markdown table of every command's exit statuses that
-// the README carries (a test keeps the two equal).
+// docs/exit-codes.md carries (a test keeps the two equal).
 func ExitTable(cmds []*Command) string {
 	var b strings.Builder
 	b.WriteString("| command | exit | when |\n| --- | --- | --- |\n")
