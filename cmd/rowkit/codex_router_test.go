@@ -121,23 +121,32 @@ func (r *routerProc) logLines(t *testing.T) []map[string]any {
 	return out
 }
 
-// readmeProvider is the Codex configuration the README gives for the
-// router: the model_provider line and the [model_providers.rowkit] table,
-// with base_url pointed at base. The tests run Codex with it, so the
-// README says what works.
+// readmeProvider is the Codex configuration the router's reference
+// (docs/router.md) gives, and the README's set-up repeats: the
+// model_provider line and the [model_providers.rowkit] table, with
+// base_url pointed at base. The tests run Codex with it, so both say what
+// works.
 func readmeProvider(t *testing.T, base string) (provider, table string) {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile("(?s)```toml\n(model_provider = \"rowkit\")\n\n(\\[model_providers\\.rowkit\\]\n.*?)```").FindStringSubmatch(string(b))
-	if m == nil {
-		t.Fatal("README.md has no ```toml block with model_provider = \"rowkit\" and its table")
+	block := regexp.MustCompile("(?s)```toml\n(model_provider = \"rowkit\")\n\n(\\[model_providers\\.rowkit\\]\n.*?)```")
+	var m []string
+	for _, f := range []string{"docs/router.md", "README.md"} {
+		b, err := os.ReadFile("../../" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mf := block.FindStringSubmatch(string(b))
+		if mf == nil {
+			t.Fatalf("%s has no ```toml block with model_provider = \"rowkit\" and its table", f)
+		}
+		if m != nil && mf[0] != m[0] {
+			t.Fatalf("%s's provider block is not docs/router.md's:\n%s", f, mf[0])
+		}
+		m = mf
 	}
 	table = strings.Replace(m[2], `base_url = "http://127.0.0.1:8787"`, fmt.Sprintf("base_url = %q", base), 1)
 	if table == m[2] || !strings.Contains(table, `env_key = "OPENAI_API_KEY"`) {
-		t.Fatalf("README.md's provider table is not the one the tests use:\n%s", m[2])
+		t.Fatalf("docs/router.md's provider table is not the one the tests use:\n%s", m[2])
 	}
 	return m[1], table
 }

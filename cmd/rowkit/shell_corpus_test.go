@@ -30,7 +30,7 @@ import (
 // home (whose .profile puts $HOME/bin, where rowkit link made the shell
 // names, on PATH), temporary directory, environment and standard input.
 // Stdout, stderr, the exit status and the files left must be equal, except
-// for what the README lists: the line that names what the shell stopped at
+// for what docs/shell.md lists: the line that names what the shell stopped at
 // the end of the script, which must then appear exactly when bash left
 // something running.
 func TestShellCorpus(t *testing.T) {

@@ -28,8 +28,9 @@ import (
 	"github.com/rowkit/rowkit/internal/rows"
 )
 
-// Exit documents one exit status of a command: `rowkit help NAME` and the
-// README's exit-code table are both made from it, so they cannot disagree.
+// Exit documents one exit status of a command: `rowkit help NAME`, its
+// page in docs/commands and the exit-code table of docs/exit-codes.md are
+// all made from it, so they cannot disagree.
 type Exit struct {
 	Status int
 	When   string // what ends this way, with the error codes it carries

@@ -168,8 +168,7 @@ usage: rowkit COMMAND [ARGS]
 commands:
 `)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	all := append(cmds[:len(cmds):len(cmds)], linkCommand(cmds))
-	for _, c := range all {
+	for _, c := range Documented(cmds) {
 		fmt.Fprintf(tw, "  %s\t%s\n", c.Name, c.Summary)
 	}
 	tw.Flush()
@@ -203,11 +202,11 @@ func writeWrapped(w io.Writer, first, indent, text string, width int) {
 }
 
 // ExitTable is the Markdown table of every command's exit statuses that
-// the README carries (a test keeps the two equal).
+// docs/exit-codes.md carries (a test keeps the two equal).
 func ExitTable(cmds []*Command) string {
 	var b strings.Builder
 	b.WriteString("| command | exit | when |\n| --- | --- | --- |\n")
-	for _, c := range append(cmds[:len(cmds):len(cmds)], linkCommand(cmds)) {
+	for _, c := range Documented(cmds) {
 		name := "rowkit " + c.Name
 		if len(c.Aliases) > 0 {
 			name += " (" + strings.Join(c.Aliases, ", ") + ")"

@@ -26,7 +26,7 @@ import (
 // TestAgentClients is what a model receives from rowkit through the real
 // agent clients: the Codex CLI and Claude Code (from package-lock.json),
 // each run offline against a scripted model (internal/agenttest) with
-// `rowkit mcp` registered as the README says and the shell names linked
+// `rowkit mcp` registered as docs/mcp.md says and the shell names linked
 // onto PATH. The scripted model calls every MCP tool and, through the
 // client's shell, hread, hgrep and hpatch; it copies the rows of its
 // edits from the reads as the client delivered them. The test asserts on
@@ -453,21 +453,23 @@ func tail(s string, n int) string {
 	return s[len(s)-n:]
 }
 
-// TestReadmeRegistration: the README's registration snippets are the
-// ones TestAgentClients runs the clients with (agenttest writes both
-// files), paths aside.
+// TestReadmeRegistration: the registration snippets of docs/mcp.md, and
+// the Codex one the README's set-up repeats, are the ones
+// TestAgentClients runs the clients with (agenttest writes both files),
+// paths aside.
 func TestReadmeRegistration(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	servers := map[string]agenttest.MCPServer{"rowkit": {Command: "/home/me/bin/rowkit", Args: []string{"mcp", "--root", "/home/me/src/project"}}}
-	for _, want := range []string{
-		"```json\n" + string(agenttest.MCPConfig(servers)) + "\n```\n",
-		"```toml\n" + strings.TrimSuffix(agenttest.CodexMCPConfig(servers), "\n") + "```\n",
-	} {
-		if !strings.Contains(string(b), want) {
-			t.Errorf("README.md has no registration snippet\n%s", want)
+	claude := "```json\n" + string(agenttest.MCPConfig(servers)) + "\n```\n"
+	codex := "```toml\n" + strings.TrimSuffix(agenttest.CodexMCPConfig(servers), "\n") + "```\n"
+	for f, snippets := range map[string][]string{"docs/mcp.md": {claude, codex}, "README.md": {codex}} {
+		b, err := os.ReadFile(filepath.Join(repoRoot(t), f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range snippets {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("%s has no registration snippet\n%s", f, want)
+			}
 		}
 	}
 }

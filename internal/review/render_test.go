@@ -111,17 +111,17 @@ func TestArgvText(t *testing.T) {
 	}
 }
 
-// The README's exit-code table of review lists every code in the row of
-// the status the code carries.
+// The exit-code table of review's reference (docs/review.md) lists every
+// code in the row of the status the code carries.
 func TestREADMEExitTable(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/review.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(b)
 	i := strings.Index(s, "| exit | meaning | codes (stderr: `rowkit review:")
 	if i < 0 {
-		t.Fatal("no review exit table in README.md")
+		t.Fatal("no review exit table in docs/review.md")
 	}
 	rows := map[int]string{}
 	for _, l := range strings.Split(s[i:], "\n")[2:] {
@@ -136,7 +136,7 @@ func TestREADMEExitTable(t *testing.T) {
 	}
 	for code, exit := range exitOf {
 		if !strings.Contains(rows[exit], "`"+code+"`") {
-			t.Errorf("%s (exit %d) is not in the README row %q", code, exit, rows[exit])
+			t.Errorf("%s (exit %d) is not in the docs/review.md row %q", code, exit, rows[exit])
 		}
 	}
 	for _, n := range []int{ExitOK, ExitValidationFailed, ExitUsage, ExitInspection, ExitTimeout, ExitInternal} {

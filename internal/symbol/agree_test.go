@@ -250,7 +250,7 @@ func agreeIn(t *testing.T, root, lang string, names []string, ops []string, find
 			got[i], want[i] = sortLinkDefs(got[i]), sortLinkDefs(want[i])
 		}
 		if got[i] != want[i] {
-			t.Errorf("%s %s:%s %s (N %d):\nrowkit:\n%s\nreference client:\n%s", reqs[i].Op, reqs[i].Path, reqs[i].Row, reqs[i].Symbol, reqs[i].N, got[i], want[i])
+			t.Errorf("%s %s:%s %s%s (N %d):\nrowkit:\n%s\nreference client:\n%s", reqs[i].Op, reqs[i].Path, reqs[i].Row, reqs[i].Symbol, reqs[i].Query, reqs[i].N, got[i], want[i])
 		}
 	}
 	if nonEmpty < len(reqs)/3 {
@@ -315,7 +315,11 @@ func Use() int {
 }
 `), 0o644)
 		real, _ := filepath.EvalSymlinks(root)
-		agreeIn(t, real, "go", []string{"Interface", "Push", "Pop", "Init", "PushBack", "Element", "Index", "Sort", "Keys", "Collect", "New"}, allOps, []string{"Push", "Elem"}, 60)
+		// The finds are queries whose answers stay under gopls's cap of
+		// 100 symbols: a capped answer ("Elem" fuzzily matches every Len
+		// too) keeps whichever of the equal scores one server instance
+		// reached first, so two servers differ on it.
+		agreeIn(t, real, "go", []string{"Interface", "Push", "Pop", "Init", "PushBack", "Element", "Index", "Sort", "Keys", "Collect", "New"}, allOps, []string{"Push", "PushBa"}, 60)
 	})
 	t.Run("python", func(t *testing.T) {
 		stdlib := strings.TrimSpace(string(must(exec.Command("python3", "-c", "import json, os; print(os.path.dirname(json.__file__))").Output())))

@@ -204,7 +204,7 @@ func jsString(s string) string { return "'" + strings.ReplaceAll(s, "'", "\\'") 
 
 // TestTrustWorkspaceBins: a server is looked for on PATH first; only
 // when PATH has none is the workspace's node_modules/.bin used (the
-// repository's own code: see the README's trust table).
+// repository's own code: see the trust table, docs/confinement.md).
 func TestTrustWorkspaceBins(t *testing.T) {
 	env := symboltest.Env(t)
 	root := t.TempDir()
