@@ -205,7 +205,7 @@ func TestMCPEditsBesideReaders(t *testing.T) {
 			}
 			for _, args := range [][]string{{"rowkit", "read", "a.txt"}, {"inspect_file", "a.txt"}, {"hread", "a.txt"}} {
 				r := start(t, rowkit(bin, dir, args[0], "", args[1:]...)).wait()
-				if r.exit != 0 && !strings.Contains(r.errOut, "CHANGED_DURING_READ") {
+				if r.exit != 0 && !strings.Contains(r.errOut, "rowkit read: changed: ") {
 					t.Errorf("%v: exit %d: %s", args, r.exit, r.errOut)
 				}
 				runs++

@@ -109,7 +109,7 @@ func stress(t *testing.T, bin string, writers, attempts int, seed int64) {
 				}
 				res := start(t, rowkit(bin, dir, cmd[0], "", cmd[1:]...)).wait()
 				readerRuns.Add(1)
-				if res.exit == 1 && strings.Contains(res.errOut, "CHANGED_DURING_READ") {
+				if res.exit == 1 && strings.Contains(res.errOut, "rowkit read: changed: ") {
 					// rowkit read's own check: the commit's backup link and
 					// its removal change the file's ctime while it is read.
 					changedReads.Add(1)
@@ -300,6 +300,6 @@ func stress(t *testing.T, bin string, writers, attempts int, seed int64) {
 	for _, p := range problems {
 		t.Error(p)
 	}
-	t.Logf("%d writers, %v: %d hpatch runs: %d acknowledged, %d row-stale on the shared file, %d busy, %d killed (%d of them settled by recovery), %d exit 3 (%d false \"every file is as it was\"); %d reader runs (%d rowkit read CHANGED_DURING_READ); %d shared lines",
+	t.Logf("%d writers, %v: %d hpatch runs: %d acknowledged, %d row-stale on the shared file, %d busy, %d killed (%d of them settled by recovery), %d exit 3 (%d false \"every file is as it was\"); %d reader runs (%d rowkit read changed, CHANGED_DURING_READ in its JSON); %d shared lines",
 		writers, elapsed.Round(time.Millisecond), sum.attempts, sum.acked, sum.stale, sum.busy, sum.killed, len(settled), sum.failed3, sum.falseClaims, readerRuns.Load(), changedReads.Load(), len(acked))
 }
