@@ -88,7 +88,7 @@ func locate(o Options) (abs, expectTop string, err error) {
 	// No work tree inside the root: either none at all, or one whose top
 	// level lies above the root.
 	for d := filepath.Dir(root); ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+		if gitEntry(filepath.Join(d, ".git")) {
 			return "", "", errorf(errs.Outside, fmt.Sprintf("the repository holding %s has its top level %s outside the root %s", clean, d, root), "")
 		}
 		if d == filepath.Dir(d) {
@@ -96,6 +96,18 @@ func locate(o Options) (abs, expectTop string, err error) {
 		}
 	}
 	return "", "", errorf(CodeNotARepo, fmt.Sprintf("%s is not inside a git work tree", clean), "run git init, or pass the path of a checkout")
+}
+
+// gitEntry reports whether p, a .git above the root, is one git would
+// take: a file (a gitdir: line) or a directory, or a link to one, that
+// looks like a git directory. An empty .git directory is none: git passes
+// it by, and a repository above the root must not be invented from one.
+func gitEntry(p string) bool {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return false
+	}
+	return fi.Mode().IsRegular() || looksLikeGitDir(p)
 }
 
 // looksLikeGitDir reports whether git could take dir for a git directory:

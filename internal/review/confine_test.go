@@ -82,6 +82,9 @@ func TestInspectConfinedToRoot(t *testing.T) {
 	os.Mkdir(evil, 0o755)
 	gitT(t, evil, "init", "-q")
 	os.Mkdir(filepath.Join(rootDir, "plain"), 0o755)
+	// An empty .git directory above the root, which git passes by: no
+	// repository holds plain.
+	os.Mkdir(filepath.Join(base, ".git"), 0o755)
 
 	log, _, _ := gitSpy(t)
 	root := openRoot(t, rootDir)
