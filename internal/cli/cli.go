@@ -112,8 +112,8 @@ func (e *Env) Budget() rows.Budget {
 	return b
 }
 
-// line is err as the command's stderr line.
-func (e *Env) line(err error) string { return e.Name + ": " + Diagnostic(err) + "\n" }
+// line is err as the command's stderr lines (Lines).
+func (e *Env) line(err error) string { return Lines(e.Name, err) }
 
 // Signal is the cause main gives a command's context when one of the
 // command's Signals arrives (context.Cause), so that the command can tell
@@ -261,6 +261,20 @@ func Diagnostic(err error) string {
 		}
 	}
 	return escapeControls(strings.ReplaceAll(msg, "\n", " "))
+}
+
+// Lines is err as a command's stderr: "NAME: CODE: MESSAGE" and, when the
+// error says what to do next, that on a line of its own, "NAME: hint:
+// HINT", as age writes its error: and hint: lines; a script matches the
+// first line alone, a person reads the second as the next step.
+func Lines(name string, err error) string {
+	e, ok := errs.As(err)
+	if !ok || e.Hint == "" || err.Error() != e.Error() {
+		return name + ": " + Diagnostic(err) + "\n"
+	}
+	w := *e
+	w.Hint = ""
+	return name + ": " + Diagnostic(&w) + "\n" + name + ": hint: " + escapeControls(strings.ReplaceAll(e.Hint, "\n", " ")) + "\n"
 }
 
 // escapeControls writes every control character but TAB as a Go escape:

@@ -30,6 +30,12 @@ func TestExitCodeAndDiagnostic(t *testing.T) {
 		// sequence, no carriage return, no C1 control.
 		{errs.Errorf("not_found", "a\x1b[31mb\rc\x00d\x7fe\u009bf\tg: no such file"), 1, "x: not_found: a\\x1b[31mb\\rc\\x00d\\x7fe\\u009bf\tg: no such file\n"},
 		{errs.New("E_GIT_FAILED", "git failed").WithExit(3), 3, "x: git_failed: git failed\n"},
+		// The next step on a line of its own, as age's hint: line; one
+		// wrapped in another message stays in that message's line.
+		{errs.New("server_missing", "gopls is not installed").WithHint("install it with: go install golang.org/x/tools/gopls@v0.23.0"), 1,
+			"x: server_missing: gopls is not installed\nx: hint: install it with: go install golang.org/x/tools/gopls@v0.23.0\n"},
+		{fmt.Errorf("while x: %w", errs.New("changed", "a.go changed").WithHint("run it again")), 1, "x: while x: changed: a.go changed (run it again)\n"},
+		{errs.New("read", "boom").WithHint("a\x1bb"), 1, "x: read: boom\nx: hint: a\\x1bb\n"},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer

@@ -3,7 +3,6 @@ package cmd
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -151,6 +150,6 @@ func failCarrier(env *cli.Env, err error) int {
 	if code, ok := err.(carrierExit); ok {
 		return int(code)
 	}
-	fmt.Fprintf(env.Stderr, "rowkit carrier: %s\n", cli.Diagnostic(err))
+	io.WriteString(env.Stderr, cli.Lines("rowkit carrier", err))
 	return errs.ExitCode(err)
 }

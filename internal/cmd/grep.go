@@ -230,7 +230,7 @@ func runGrep(ctx context.Context, env *cli.Env, args []string) error {
 func cutToFailBound(env *cli.Env, bound outputBound, out *bytes.Buffer, err error) error {
 	env.OutputBytes = bound.fail
 	fb := env.Budget()
-	line := len(env.Name) + len(": \n") + len(cli.Diagnostic(err))
+	line := len(cli.Lines(env.Name, err))
 	if out.Len()+line <= bound.fail {
 		return err
 	}

@@ -167,7 +167,7 @@ func failPatch(env *cli.Env, err error) int {
 	name := env.Name
 	pf, ok := err.(*patchFailure)
 	if !ok {
-		fmt.Fprintf(env.Stderr, "%s: %s\n", name, cli.Diagnostic(err))
+		io.WriteString(env.Stderr, cli.Lines(name, err))
 		return errs.ExitCode(err)
 	}
 	if pf.json {
@@ -178,7 +178,7 @@ func failPatch(env *cli.Env, err error) int {
 			io.WriteString(env.Stderr, formatFailures(pf.res.Failures, name, env.Budget()))
 		}
 	} else {
-		fmt.Fprintf(env.Stderr, "%s: %s\n", name, cli.Diagnostic(pf.err))
+		io.WriteString(env.Stderr, cli.Lines(name, pf.err))
 	}
 	return errs.ExitCode(pf.err)
 }

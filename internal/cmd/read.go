@@ -169,7 +169,7 @@ func readView(ctx context.Context, env *cli.Env, root *workspace.Root, in read.I
 		out := read.Format(res, format)
 		over := len(out) - env.OutputBytes
 		if err != nil {
-			over += len(env.Name) + len(": \n") + len(cli.Diagnostic(err))
+			over += len(cli.Lines(env.Name, err))
 		}
 		if over <= 0 || try == 2 {
 			return out, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -131,7 +132,7 @@ func failReview(env *cli.Env, err error) int {
 	if e.Code == codeReportFailed {
 		fmt.Fprintf(env.Stderr, "%s: %s\n", env.Name, e.Msg)
 	} else {
-		fmt.Fprintf(env.Stderr, "%s: %s\n", env.Name, cli.Diagnostic(cliWords(e)))
+		io.WriteString(env.Stderr, cli.Lines(env.Name, cliWords(e)))
 	}
 	return errs.ExitCode(e)
 }
@@ -256,7 +257,7 @@ func runReview(ctx context.Context, env *cli.Env, args []string) (err error) {
 	}
 	// stdout carries only the report: its warnings are said on stderr too.
 	for _, d := range r.Diagnostics {
-		fmt.Fprintf(env.Stderr, "%s: %s\n", env.Name, cli.Diagnostic(cliWords(errs.New(d.Code, d.Message).WithHint(d.Hint))))
+		io.WriteString(env.Stderr, cli.Lines(env.Name, cliWords(errs.New(d.Code, d.Message).WithHint(d.Hint))))
 	}
 	return reportExit(r, f.exitZero)
 }

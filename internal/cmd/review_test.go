@@ -57,10 +57,10 @@ func TestReviewFailWording(t *testing.T) {
 		line string
 		exit int
 	}{
-		{review.CheckRef("-x"), `rowkit review: usage: --base-ref "-x" starts with '-' (refs may not start with a dash)` + "\n", 2},
+		{review.CheckRef("-x"), `rowkit review: usage: --base-ref "-x" starts with '-'` + "\nrowkit review: hint: refs may not start with a dash\n", 2},
 		{errors.New("boom"), "rowkit review: internal: boom\n", 70},
 		{errs.New(review.CodeGitTimeout, "git diff took longer than 1s").WithHint("inspect a smaller repository or raise the git timeout").WithExit(4),
-			"rowkit review: git_timeout: git diff took longer than 1s (inspect a smaller repository or raise --git-timeout)\n", 4},
+			"rowkit review: git_timeout: git diff took longer than 1s\nrowkit review: hint: inspect a smaller repository or raise --git-timeout\n", 4},
 	} {
 		var stderr bytes.Buffer
 		if code := failReview(&cli.Env{Stderr: &stderr, Name: "rowkit review"}, c.err); code != c.exit || stderr.String() != c.line {

@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -247,6 +246,6 @@ func failShell(env *cli.Env, err error) int {
 	if code, ok := err.(shellExit); ok {
 		return int(code)
 	}
-	fmt.Fprintf(env.Stderr, "%s: %s\n", env.Name, cli.Diagnostic(err))
+	io.WriteString(env.Stderr, cli.Lines(env.Name, err))
 	return errs.ExitCode(err)
 }

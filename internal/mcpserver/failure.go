@@ -83,11 +83,12 @@ func outputSchema[T any]() *jsonschema.Schema {
 
 // failureText is the text content of a failure: the one line the CLI
 // prints, "CODE: MESSAGE" with the code in lower_snake (a seed's spelling
-// stays in structuredContent), and the hint after it.
+// stays in structuredContent), and the hint on a line of its own, as the
+// CLI's "NAME: hint:" line.
 func failureText(f Failure) string {
 	s := errs.Snake(f.Error.Code) + ": " + f.Error.Message
 	if f.Error.Hint != "" {
-		s += " (" + f.Error.Hint + ")"
+		s += "\nhint: " + f.Error.Hint
 	}
 	return s
 }
