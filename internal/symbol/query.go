@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rowkit/rowkit/internal/errs"
@@ -163,11 +164,30 @@ type query struct {
 	notYet string // what the server was still doing when the wait ran out
 }
 
-// fileRows is a workspace file the answer shows rows of.
+// fileRows is a workspace file the answer shows rows of. The engine's
+// cache shares one between queries that run at once (a broker answers
+// several calls together), so its outline is made under mu.
 type fileRows struct {
 	x       *rows.Index
+	mu      sync.Mutex
 	outline []inspect.Entry
 	parsed  bool
+}
+
+// entries is f's outline, made on first use. A parse that fails is the
+// file's and is kept; one a cancelled query stopped is tried again by the
+// next query.
+func (f *fileRows) entries(ctx context.Context, path string) []inspect.Entry {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.parsed {
+		d, err := inspect.OutlineSource(ctx, path, f.x.Src())
+		if err == nil {
+			f.outline = d.Outline
+		}
+		f.parsed = err == nil || ctx.Err() == nil
+	}
+	return f.outline
 }
 
 // cleanPaths checks paths as workspace paths and returns them clean.
@@ -487,12 +507,7 @@ func (q *query) changedErr(path string) error {
 // there is one: the innermost entry whose name is the identifier at p
 // and whose span holds p's line.
 func (q *query) span(ctx context.Context, p place, f *fileRows) (Entry, bool) {
-	if !f.parsed {
-		f.parsed = true
-		if d, err := inspect.OutlineSource(ctx, p.path, f.x.Src()); err == nil {
-			f.outline = d.Outline
-		}
-	}
+	outline := f.entries(ctx, p.path)
 	text := f.x.Text(p.line)
 	from, ok1 := byteCol(text, p.char)
 	name := identAt(text, from)
@@ -500,8 +515,8 @@ func (q *query) span(ctx context.Context, p place, f *fileRows) (Entry, bool) {
 		return Entry{}, false
 	}
 	var best *inspect.Entry
-	for i := range f.outline {
-		o := &f.outline[i]
+	for i := range outline {
+		o := &outline[i]
 		if o.Name == nil || *o.Name != name || o.Span.Start.Line > p.line || o.Span.End.Line < p.line {
 			continue
 		}

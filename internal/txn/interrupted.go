@@ -53,7 +53,19 @@ func Interrupted(ws *workspace.Root, shown []string) *Interruption {
 	if !touches {
 		return nil
 	}
-	return &Interruption{Dir: ws.Dir(), ID: j.ID, Files: files, Live: lockHeld(ws)}
+	live := lockHeld(ws)
+	if !live {
+		// The commit that wrote the journal may have removed it and let
+		// go of the lock between the two looks: only a journal that is
+		// still there with no one holding the lock is an interrupted
+		// edit (a read beside a live edit said "interrupted" in the
+		// router's tests).
+		if j2, _ := ownJournal(ws); j2 == nil || j2.ID != j.ID {
+			return nil
+		}
+		live = lockHeld(ws)
+	}
+	return &Interruption{Dir: ws.Dir(), ID: j.ID, Files: files, Live: live}
 }
 
 // InterruptedAbove is Interrupted for a command that is not confined to a
