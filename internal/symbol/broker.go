@@ -200,8 +200,18 @@ func (b *Broker) Query(ctx context.Context, root string, r Request, budget rows.
 			if ctx.Err() != nil {
 				return nil, cancelled(ctx)
 			}
-			if try < 1 {
-				continue // the broker ended before it answered: once more, with a new one
+			if try < 3 {
+				// The broker ended before it answered: again, with a new
+				// one. A dying broker's listening socket can outlast the
+				// connection it just reset by a moment, so a redial at
+				// once may reach it and be reset too: wait a little more
+				// each time (seen 1 in 15 with a broker killed mid-call).
+				select {
+				case <-ctx.Done():
+					return nil, cancelled(ctx)
+				case <-time.After(time.Duration(try+1) * 100 * time.Millisecond):
+				}
+				continue
 			}
 			return nil, errs.Errorf(CodeBroker, "the symbol broker of %s ended before it answered (%v); its log: %s.log", root, err, stem).
 				WithHint("run the command again")
