@@ -1,7 +1,5 @@
 package errs
 
-import "strings"
-
 // seedCodes is the one table between the spellings two seeds give their
 // codes inside their JSON documents and the lower_snake codes a person or
 // a script reads everywhere else (stderr lines, MCP failure texts). Seed
@@ -71,29 +69,4 @@ func Snake(code string) string {
 		}
 	}
 	return code
-}
-
-// SeedSpellings is the table, for documentation and tests: each seed
-// spelling with its lower_snake code.
-func SeedSpellings() map[string]string {
-	m := make(map[string]string, len(seedCodes))
-	for _, p := range seedCodes {
-		m[p.seed] = p.code
-	}
-	return m
-}
-
-// IsSnake reports whether code is spelled lower_snake: lower-case words
-// of letters and digits, the first starting with a letter, joined by one
-// underscore.
-func IsSnake(code string) bool {
-	if code == "" || code[0] < 'a' || code[0] > 'z' || strings.HasSuffix(code, "_") || strings.Contains(code, "__") {
-		return false
-	}
-	for _, c := range code {
-		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
-			return false
-		}
-	}
-	return true
 }

@@ -148,9 +148,9 @@ func TestOneDialect(t *testing.T) {
 	if len(styles) != 1 {
 		t.Errorf("lines show %d spellings of codes: %v", len(styles), styles)
 	}
-	for seed, c := range SeedSpellings() {
-		if IsSnake(seed) || !IsSnake(c) {
-			t.Errorf("seedCodes[%q] = %q: a seed spelling must map to a lower_snake code", seed, c)
+	for _, p := range seedCodes {
+		if seed, c := p.seed, p.code; IsSnake(seed) || !IsSnake(c) {
+			t.Errorf("seedCodes: %q -> %q: a seed spelling must map to a lower_snake code", p.seed, p.code)
 		}
 	}
 	for _, c := range []string{"not_found", "E_NOT_A_REPO", "NOT_FOUND", "row_stale"} {
@@ -162,4 +162,19 @@ func TestOneDialect(t *testing.T) {
 	if Snake("NOT_FOUND") != NotFound || Snake("E_REPO_NOT_FOUND") != NotFound {
 		t.Error("a missing path is not not_found in read and review")
 	}
+}
+
+// IsSnake reports whether code is spelled lower_snake: lower-case words
+// of letters and digits, the first starting with a letter, joined by one
+// underscore.
+func IsSnake(code string) bool {
+	if code == "" || code[0] < 'a' || code[0] > 'z' || strings.HasSuffix(code, "_") || strings.Contains(code, "__") {
+		return false
+	}
+	for _, c := range code {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
 }
