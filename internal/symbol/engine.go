@@ -10,8 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rowkit/rowkit/internal/errs"
@@ -139,6 +141,9 @@ type conn struct {
 	docs   map[string]*openDoc // by absolute path
 	order  []string            // docs, oldest first
 	since  time.Time           // when srv started
+	// listedBy is the server that has said it listed the workspace's
+	// source files (see listed).
+	listedBy atomic.Pointer[lsp.Server]
 }
 
 type openDoc struct {
@@ -510,7 +515,7 @@ func (c *conn) ready(ctx context.Context, srv *lsp.Server, deadline time.Time) (
 		_, err := srv.CallRaw(wctx, "textDocument/documentSymbol", map[string]any{"textDocument": map[string]any{"uri": lsp.URI(probe)}})
 		switch {
 		case err == nil:
-			return true, "", nil
+			return c.listed(ctx, srv, deadline)
 		case ctx.Err() != nil:
 			return false, "", cancelled(ctx)
 		case wctx.Err() != nil:
@@ -518,7 +523,7 @@ func (c *conn) ready(ctx context.Context, srv *lsp.Server, deadline time.Time) (
 		}
 		var re *lsp.ResponseError
 		if errors.As(err, &re) {
-			return true, "", nil // answered: the workspace is initialized
+			return c.listed(ctx, srv, deadline) // answered: the workspace is initialized
 		}
 		return false, "", c.failure(srv, err)
 	}
@@ -541,6 +546,56 @@ func (c *conn) ready(ctx context.Context, srv *lsp.Server, deadline time.Time) (
 			return false, what, nil
 		}
 	}
+}
+
+// listed waits until the server has listed the workspace's source files,
+// until deadline at most. An initialized pyright workspace has not: it
+// lists them in a timer it sets when its settings arrive (5 to 250 ms
+// later, measured with pyright 1.1.414), and a references request
+// answered before that searches the open documents alone, with no error
+// (seen in CI: a new file's reference missing from the first answer of
+// a restarted server). It logs "Found N source files" (or "No source
+// files found.") once the list is made.
+func (c *conn) listed(ctx context.Context, srv *lsp.Server, deadline time.Time) (bool, string, error) {
+	if c.listedBy.Load() == srv {
+		return true, "", nil
+	}
+	for {
+		_, changed := srv.Progress()
+		for _, n := range srv.Notes() {
+			if listedNote(n.Message) {
+				c.listedBy.Store(srv)
+				return true, "", nil
+			}
+		}
+		select {
+		case <-changed:
+		case <-srv.Exited():
+			return false, "", c.failure(srv, srv.Err())
+		case <-ctx.Done():
+			return false, "", cancelled(ctx)
+		case <-time.After(time.Until(deadline)):
+			return false, "its list of the workspace's source files", nil
+		}
+	}
+}
+
+// listedNote reports whether a message is pyright's end of listing the
+// workspace's source files.
+func listedNote(msg string) bool {
+	if msg == "No source files found." {
+		return true
+	}
+	n, ok := strings.CutPrefix(msg, "Found ")
+	if !ok {
+		return false
+	}
+	n, ok = strings.CutSuffix(n, " source files")
+	if !ok {
+		n, ok = strings.CutSuffix(n, " source file")
+	}
+	_, err := strconv.Atoi(n)
+	return ok && err == nil
 }
 
 // failure turns an error of a request into the query's error: a server

@@ -329,3 +329,21 @@ func TestNewFilesSeenPythonTypeScript(t *testing.T) {
 		})
 	}
 }
+
+// TestFirstAnswerListsWorkspace: the first references answer of a fresh
+// pyright names the files that import the symbol, not only the open
+// document: pyright lists the workspace's files in a timer after its
+// workspace is initialized, and the engine waits for the list.
+func TestFirstAnswerListsWorkspace(t *testing.T) {
+	for i := range 3 {
+		root := copyTree(t, "testdata/py")
+		e := openEngine(t, root, nil)
+		res, err := e.Query(context.Background(), Request{Op: OpRefs, Path: "zoo/animals.py", Row: "15", Symbol: "Dog"}, unbounded)
+		if err != nil || !res.Complete {
+			t.Fatalf("%v, %+v", err, res)
+		}
+		if body := Body(res); !strings.Contains(body, `"zoo/keeper.py":17:`) {
+			t.Fatalf("run %d: the importing file is missing:\n%s", i, body)
+		}
+	}
+}
