@@ -63,13 +63,15 @@ func locate(o Options) (abs, expectTop string, err error) {
 	for d := abs; ; d = filepath.Dir(d) {
 		dotgit := filepath.Join(d, ".git")
 		fi, err := os.Lstat(dotgit)
-		if err == nil {
+		if err == nil && (fi.Mode()&fs.ModeSymlink != 0 || gitEntry(dotgit)) {
+			// A link is always checked, wherever it leads; an entry
+			// git passes by (an empty directory) is passed by here too.
 			if err := checkGitDir(root, d, dotgit, fi); err != nil {
 				return "", "", err
 			}
 			return abs, d, nil
 		}
-		if !errors.Is(err, fs.ErrNotExist) {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", "", errorf(CodeRepoNotFound, fmt.Sprintf("%s: %v", dotgit, err), "")
 		}
 		if fi, err := os.Lstat(d); err == nil && looksLikeGitDir(d) {
@@ -98,7 +100,7 @@ func locate(o Options) (abs, expectTop string, err error) {
 	return "", "", errorf(CodeNotARepo, fmt.Sprintf("%s is not inside a git work tree", clean), "run git init, or pass the path of a checkout")
 }
 
-// gitEntry reports whether p, a .git above the root, is one git would
+// gitEntry reports whether p, a .git entry, is one git would
 // take: a file (a gitdir: line) or a directory, or a link to one, that
 // looks like a git directory. An empty .git directory is none: git passes
 // it by, and a repository above the root must not be invented from one.

@@ -65,6 +65,9 @@ func TestInspectConfinedToRoot(t *testing.T) {
 	gitT(t, inside, "add", "-A")
 	gitT(t, inside, "commit", "-q", "-m", "base")
 	os.Mkdir(filepath.Join(inside, "sub"), 0o755)
+	// An empty .git directory inside the work tree, which git passes by
+	// as it does above the root: repo holds emptydot.
+	os.MkdirAll(filepath.Join(inside, "emptydot", ".git"), 0o755)
 
 	outside := newRepo(t, map[string]string{"o.txt": "o\n"})
 	os.Symlink(outside, filepath.Join(rootDir, "link-out"))
@@ -122,7 +125,7 @@ func TestInspectConfinedToRoot(t *testing.T) {
 		t.Fatal("git ran before the refusal")
 	}
 
-	for _, p := range []string{"repo", "repo/sub", "link-in", "./repo/../repo"} {
+	for _, p := range []string{"repo", "repo/sub", "repo/emptydot", "link-in", "./repo/../repo"} {
 		r := inspect(t, Options{Repo: p, Root: root, Validations: touch})
 		if r.Repository.Path != inside || !r.OK {
 			t.Errorf("%s: repository %s ok %v", p, r.Repository.Path, r.OK)
@@ -274,9 +277,11 @@ func TestInspectGitDirEntriesLeadingOut(t *testing.T) {
 	rootDir := t.TempDir()
 	mk := func(name string) string {
 		gd := filepath.Join(rootDir, name, ".git")
+		// HEAD, objects and refs: a git directory as git takes one.
 		if err := os.MkdirAll(filepath.Join(gd, "objects", "info"), 0o755); err != nil {
 			t.Fatal(err)
 		}
+		os.Mkdir(filepath.Join(gd, "refs"), 0o755)
 		write(t, filepath.Join(gd, "HEAD"), "ref: refs/heads/main\n")
 		return gd
 	}
@@ -284,6 +289,7 @@ func TestInspectGitDirEntriesLeadingOut(t *testing.T) {
 	gd := mk("linked")
 	os.Remove(filepath.Join(gd, "objects", "info"))
 	os.Remove(filepath.Join(gd, "objects"))
+	os.Remove(filepath.Join(gd, "refs"))
 	for _, n := range []string{"objects", "refs"} {
 		if err := os.Symlink(filepath.Join(outside, ".git", n), filepath.Join(gd, n)); err != nil {
 			t.Fatal(err)
