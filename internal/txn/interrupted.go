@@ -1,12 +1,13 @@
 package txn
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -23,7 +24,7 @@ type Interruption struct {
 	ID    string   // the transaction
 	Files []string // its files, relative to Dir
 	// Live: a rowkit process holds the workspace lock (it is committing or
-	// settling this transaction now), per /proc/locks.
+	// settling this transaction now), as the lock itself says.
 	Live bool
 }
 
@@ -141,32 +142,42 @@ func interruptedAt(dir string, abs []string) *Interruption {
 	return Interrupted(ws, rel)
 }
 
-// lockHeld reports whether a process holds the flock of ws's lock file,
-// as /proc/locks lists it (never taking or waiting for it).
+// lockHeld reports whether a process holds the flock of ws's lock file.
+// It asks the lock itself, for a shared lock without waiting, and lets go
+// at once: a writer's try in that instant fails and is retried within
+// milliseconds. /proc/locks cannot say: it lists only the locks of
+// processes in the reader's PID namespace, and Codex runs every command
+// in a namespace of its own (bubblewrap), so a read beside a live edit
+// said the edit was interrupted (TestCodexRouter in CI).
 func lockHeld(ws *workspace.Root) bool {
-	fi, err := ws.FS().Lstat(lockName)
-	if err != nil {
-		return false
-	}
-	id, ok := idOf(fi)
-	if !ok {
-		return false
-	}
-	f, err := os.Open("/proc/locks")
+	f, err := ws.FS().OpenFile(lockName, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	want := fmt.Sprintf("%02x:%02x:%d", unix.Major(id.Dev), unix.Minor(id.Dev), id.Ino)
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		// N: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE START END ("->" marks a waiter)
-		if len(fs) >= 6 && fs[1] == "FLOCK" && fs[5] == want {
-			return true
-		}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return false
 	}
-	return false
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	held := false
+	rc.Control(func(fd uintptr) {
+		for {
+			err := syscall.Flock(int(fd), syscall.LOCK_SH|syscall.LOCK_NB)
+			switch {
+			case err == syscall.EINTR:
+				continue
+			case err == nil:
+				syscall.Flock(int(fd), syscall.LOCK_UN)
+			case errors.Is(err, syscall.EWOULDBLOCK):
+				held = true
+			}
+			return
+		}
+	})
+	return held
 }
 
 // MCPLine is Line for an MCP tool's result: the next edit through the
