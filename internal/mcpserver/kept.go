@@ -8,7 +8,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -31,17 +30,11 @@ func (s *Server) keptStore() (*spool.Store, error) {
 	return spool.Open(spool.Base(s.env), spool.Options{})
 }
 
-// maxKeptRows bounds the rows kept of one search, as hgrep bounds its
-// (internal/cmd): 1 MiB of rows, found in about half a second; a search
-// that finds more keeps its first 1 MiB and says so.
-const maxKeptRows = 1 << 20
-
 // keptRows keeps the rows of a search whole, the rows shown first, up to
-// maxKeptRows bytes: a rows.Keeper.
+// spool.MaxRows bytes, as hgrep keeps its.
 type keptRows struct {
 	s *Server
-	w *spool.Writer
-	n int
+	w *spool.RowsWriter
 }
 
 // open starts keeping: a rows.Spill calls it at the first row left out.
@@ -50,24 +43,11 @@ func (k *keptRows) open() (rows.Keeper, error) {
 	if err != nil {
 		return nil, err
 	}
-	if k.w, err = st.Create(spool.Rows); err != nil {
+	if k.w, err = st.CreateRows(); err != nil {
 		return nil, err
 	}
-	return k, nil
+	return k.w, nil
 }
-
-// Write keeps p, whole rows, while they fit maxKeptRows.
-func (k *keptRows) Write(p []byte) (int, error) {
-	if k.n+len(p) > maxKeptRows {
-		k.w.Stop()
-		return len(p), nil
-	}
-	k.n += len(p)
-	return k.w.Write(p)
-}
-
-// Capped reports that no more rows are kept.
-func (k *keptRows) Capped() bool { return k.w.Capped() }
 
 func (k *keptRows) abort() {
 	if k.w != nil {
@@ -83,24 +63,6 @@ var keptRef = spool.Prefix + strings.Repeat("x", spool.IDLen)
 // ref: the read_file call that reads them on from row n.
 func keptContinuation(ref string, n int) string {
 	return `; continue with: read_file {"path":"` + ref + `","offset":` + strconv.Itoa(n) + `}`
-}
-
-// notKept says why the rows left out were not kept, within room bytes
-// (what the continuation would have taken).
-func notKept(err error, room int) string {
-	why := err.Error()
-	if e, ok := errs.As(err); ok {
-		why = e.Msg
-	}
-	s := "; not kept: " + why
-	if len(s) > room {
-		cut := max(room-3, 0)
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "..."
-	}
-	return s
 }
 
 // keptViewBytes bounds one view of a kept output, as a file's view is

@@ -121,7 +121,7 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in Search
 		stopped = rows.Incomplete(sink)
 	case sink.Err() != nil && res.Incomplete != nil && res.Incomplete.Code == errs.Incomplete:
 		// Not kept: the rows that fit, and why the rest are not.
-		res.Incomplete.Message += notKept(sink.Err(), len(keptContinuation(keptRef, 1<<30)))
+		res.Incomplete.Message += spool.NotKept(sink.Err(), len(keptContinuation(keptRef, 1<<30)))
 	}
 	text := s.searchWithin(res, b, bound, in.Context > 0, stopped, k)
 	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
@@ -193,18 +193,18 @@ func (s *Server) searchWithin(res *grep.Result, b rows.Budget, bound int, contex
 		// Cut here, not by the search's bound: the rows the search
 		// found are kept now.
 		if _, err := k.open(); err != nil {
-			ref = notKept(err, len(keptContinuation(keptRef, 1<<30)))
+			ref = spool.NotKept(err, len(keptContinuation(keptRef, 1<<30)))
 		} else {
 			var buf []byte
 			for _, r := range all {
 				buf = rows.AppendRecord(buf[:0], r)
-				k.Write(buf)
+				k.w.Write(buf)
 			}
 		}
 	}
 	if k.w != nil {
 		if id, err := k.w.Commit(); err != nil {
-			ref = notKept(err, len(keptContinuation(keptRef, 1<<30)))
+			ref = spool.NotKept(err, len(keptContinuation(keptRef, 1<<30)))
 		} else {
 			ref = spool.Prefix + id
 		}
