@@ -26,6 +26,10 @@ var keptNoteRE = regexp.MustCompile(`\n?\[search: output_incomplete\] ([0-9,]+-b
 // keptContinueRE is the note that ends a cut view of a kept output.
 var keptContinueRE = regexp.MustCompile(`\n?\[read:continue\] (@out/[0-9a-z]{10}) cut at line ([0-9]+) of ([0-9]+) lines by the [^\n]*; to continue, read offset ([0-9]+)\n$`)
 
+// keptCappedRE is the note that ends the last view of an output kept only
+// in part.
+var keptCappedRE = regexp.MustCompile(`\n\[read:kept-capped\] [^\n]*\n$`)
+
 // keptEnv is the environment of a server whose store of kept outputs is
 // in a directory of the test's own.
 func keptEnv(t testing.TB) func(string) (string, bool) {
@@ -99,7 +103,7 @@ func followKept(t testing.TB, cs *mcp.ClientSession, c boundClient, ref string, 
 		if size := len(shown(t, res)); c.bound > 0 && size > c.bound {
 			t.Fatalf("%s: the view of %s at %d is %d bytes, over %d", c.name, ref, offset, size, c.bound)
 		}
-		body := text(res)
+		body := keptCappedRE.ReplaceAllString(text(res), "")
 		m := keptContinueRE.FindStringSubmatch(body)
 		if m != nil {
 			body = body[:len(body)-len(m[0])]
@@ -328,3 +332,47 @@ func TestReadKeptText(t *testing.T) {
 		t.Errorf("the end of a capped output: %q", tail(body, 300))
 	}
 }
+
+// TestSearchKeptCapped: a search that finds more rows than the store keeps
+// of one (spool.MaxRows) keeps its first rows, whole, and the last view
+// of them says that the rest was not kept.
+func TestSearchKeptCapped(t *testing.T) {
+	root := canon(t, t.TempDir())
+	var b strings.Builder
+	for i := 1; i <= 20000; i++ {
+		fmt.Fprintf(&b, "line %05d has the needle and enough text to make the rows long %s\n", i, strings.Repeat("y", i%9))
+	}
+	write(t, filepath.Join(root, "huge.txt"), b.String())
+	s := newTextServer(t, Options{Roots: []string{root}, LookupEnv: keptEnv(t)})
+	c := boundClients[1]
+	cs := connectAs(t, s, c.name, c.version)
+	res := callAs(t, cs, c, "search", map[string]any{"pattern": "needle"})
+	body := ungroup(t, text(res))
+	m := keptNoteRE.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("the search ends %q", tail(body, 200))
+	}
+	whole := followKept(t, cs, c, m[2], 1)
+	// One file: ripgrep finds its lines in order, each a match.
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if n := len(rgRows(t, root, "needle")); n != len(lines) {
+		t.Fatalf("ripgrep finds %d rows of %d", n, len(lines))
+	}
+	var want []string
+	for i := range lines {
+		want = append(want, `"huge.txt":`+row(lines, i+1))
+	}
+	size := 0
+	for _, r := range whole {
+		size += len(r) + 1
+	}
+	if size > spool.MaxRows || size < spool.MaxRows-200 || !slices.Equal(whole, want[:len(whole)]) {
+		t.Errorf("kept %d rows in %d bytes; want the first rows ripgrep finds, within %d bytes", len(whole), size, spool.MaxRows)
+	}
+	last := callAs(t, cs, c, "read_file", map[string]any{"path": m[2], "offset": len(whole) - 1})
+	if !strings.HasSuffix(text(last), "\n[read:kept-capped] "+m[2]+" ends here: the output was longer, and only its first "+thousandsOf(size)+" bytes were kept\n") {
+		t.Errorf("the last view ends %q", tail(text(last), 200))
+	}
+}
+
+func thousandsOf(n int) string { return thousands(n) }
