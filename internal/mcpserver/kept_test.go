@@ -376,3 +376,31 @@ func TestSearchKeptCapped(t *testing.T) {
 }
 
 func thousandsOf(n int) string { return thousands(n) }
+
+// TestSearchNotKept: a search whose rows cannot be kept (TMPDIR is a
+// file) shows the rows that fit and says why the rest were not kept,
+// within the bound.
+func TestSearchNotKept(t *testing.T) {
+	root := keptRoot(t)
+	file := filepath.Join(t.TempDir(), "not-a-dir")
+	write(t, file, "x")
+	env := func(k string) (string, bool) {
+		if k == "TMPDIR" {
+			return file, true
+		}
+		return os.LookupEnv(k)
+	}
+	for _, structured := range []bool{false, true} {
+		s := newTextServer(t, Options{Roots: []string{root}, Structured: structured, LookupEnv: env})
+		for _, c := range boundClients[:3] {
+			cs := connectAs(t, s, c.name, c.version)
+			res := callAs(t, cs, c, "search", map[string]any{"pattern": "needle"})
+			if size := len(shown(t, res)); size > c.bound {
+				t.Errorf("%s structured=%v: %d bytes, over %d", c.name, structured, size, c.bound)
+			}
+			if body := text(res); res.IsError || !regexp.MustCompile(`\n\[search: output_incomplete\] [0-9,]+-(byte output|token) limit reached; not kept: cannot make `).MatchString(body) {
+				t.Errorf("%s structured=%v: the search ends %q", c.name, structured, tail(body, 300))
+			}
+		}
+	}
+}

@@ -209,6 +209,11 @@ func (s *Server) searchWithin(res *grep.Result, b rows.Budget, bound int, contex
 			ref = spool.Prefix + id
 		}
 	}
+	if bound > 0 && size(cut(n)) > bound {
+		// The name (or why the rows were not kept) took more room than
+		// the name it stood for.
+		n = longestFit(n, func(n int) bool { return size(cut(n)) <= bound })
+	}
 	*res = *cut(n)
 	if skipped := res.Skipped; len(skipped) > 0 {
 		// The paths skipped, then how many more were.
