@@ -3,7 +3,6 @@ package cmd
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/rowkit/rowkit/internal/agent"
 	"github.com/rowkit/rowkit/internal/cli"
@@ -163,20 +162,12 @@ func openSpool(env *cli.Env) (*spool.Store, error) {
 
 // keptRows keeps the rows a bound leaves out of a row-producing command's
 // output in the user's store of kept outputs, whole (rows.Spill), up to
-// maxKeptRows bytes: the continuation reads them on without running the
+// spool.MaxRows bytes: the continuation reads them on without running the
 // search again.
 type keptRows struct {
 	env *cli.Env
-	w   *spool.Writer
-	n   int
+	w   *spool.RowsWriter
 }
-
-// maxKeptRows bounds the rows kept of one search: 26 pages of Codex's
-// 40,000 bytes, found in about half a second (a search that finds more
-// keeps its first 1 MiB of rows, and stops there; a longer read wants a
-// narrower search). Keeping all that spool.MaxItem allows took 16 s and
-// 109 MB for two million matches (hgrep_limit.txtar's).
-const maxKeptRows = 1 << 20
 
 // open starts keeping: a rows.Spill calls it at the first row left out.
 func (k *keptRows) open() (rows.Keeper, error) {
@@ -184,24 +175,11 @@ func (k *keptRows) open() (rows.Keeper, error) {
 	if err != nil {
 		return nil, err
 	}
-	if k.w, err = s.Create(spool.Rows); err != nil {
+	if k.w, err = s.CreateRows(); err != nil {
 		return nil, err
 	}
-	return k, nil
+	return k.w, nil
 }
-
-// Write keeps p, whole rows, while they fit maxKeptRows.
-func (k *keptRows) Write(p []byte) (int, error) {
-	if k.n+len(p) > maxKeptRows {
-		k.w.Stop()
-		return len(p), nil
-	}
-	k.n += len(p)
-	return k.w.Write(p)
-}
-
-// Capped reports that no more rows are kept.
-func (k *keptRows) Capped() bool { return k.w.Capped() }
 
 func (k *keptRows) abort() {
 	if k.w != nil {
@@ -216,7 +194,7 @@ func (k *keptRows) abort() {
 func (k *keptRows) commit(stopped *errs.Error, other error, cont func(ref string) string) error {
 	msg := stopped.Msg
 	if id, err := k.w.Commit(); err != nil {
-		msg += notKept(err, len(cont(spool.Prefix+strings.Repeat("x", spool.IDLen))))
+		msg += spool.NotKept(err, len(cont(spool.Prefix+strings.Repeat("x", spool.IDLen))))
 	} else {
 		msg += cont(spool.Prefix + id)
 	}
@@ -237,22 +215,4 @@ func keptContinuation(name string) func(ref string, n int) string {
 	return func(ref string, n int) string {
 		return "; continue with: " + hread + " " + ref + " " + strconv.Itoa(n) + ":"
 	}
-}
-
-// notKept says why the rows left out were not kept, within room bytes
-// (what the continuation would have taken).
-func notKept(err error, room int) string {
-	why := err.Error()
-	if e, ok := errs.As(err); ok {
-		why = e.Msg
-	}
-	s := "; not kept: " + why
-	if len(s) > room {
-		cut := max(room-3, 0)
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "..."
-	}
-	return s
 }

@@ -208,7 +208,7 @@ func runGrep(ctx context.Context, env *cli.Env, args []string) error {
 	case sink.Err() != nil && errs.Is(err, errs.Incomplete):
 		// Not kept: the rows that fit, and why the rest are not.
 		e, _ := errs.As(err)
-		err = errs.New(errs.Incomplete, e.Msg+notKept(sink.Err(), contRoom))
+		err = errs.New(errs.Incomplete, e.Msg+spool.NotKept(sink.Err(), contRoom))
 		fallthrough
 	default:
 		if twoBounds && err != nil {

@@ -60,7 +60,8 @@ var Vocabularies = []Vocabulary{
 	{"shell", []string{Usage, Read, "bash_missing", "private_dir"}},
 
 	{"mcp:inspect_file", join([]string{Usage}, inspectCodes)},
-	{"mcp:read_file", join([]string{Usage}, readCodes)},
+	// An @out/ID kept output: expired, not_found, and what reading it can meet.
+	{"mcp:read_file", join([]string{Usage, "expired", NotFound, NotRegular, "past_eof", Read, Write}, readCodes)},
 	// A path no root holds: not_found when it cannot name a file at all
 	// (a NUL byte), outside_workspace otherwise.
 	{"mcp:search", join([]string{Usage}, grepCodes)},

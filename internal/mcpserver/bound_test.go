@@ -205,16 +205,21 @@ func TestSearchWithinClientBound(t *testing.T) {
 				t.Fatalf("%s structured=%v: the search starts %q, not with its file's heading", c.name, structured, body[:min(len(body), 100)])
 			}
 			body = ungroup(t, body)
-			bytesMsg := fmt.Sprintf("\n[search: output_incomplete] %s-byte output limit reached\n", thousands(c.bound))
-			tokensMsg := "\n[search: output_incomplete] 15,000-token limit reached\n"
-			rowsPart, byBytes := strings.CutSuffix(body, bytesMsg)
-			if !byBytes {
-				var ok bool
-				if rowsPart, ok = strings.CutSuffix(body, tokensMsg); !ok {
-					t.Fatalf("%s structured=%v: the search ends %q", c.name, structured, tail(body, 100))
-				}
+			// The rows left out are kept: the note names the read_file
+			// call that reads them on from the first one left out.
+			m := keptNoteRE.FindStringSubmatch(body)
+			if m == nil {
+				t.Fatalf("%s structured=%v: the search ends %q", c.name, structured, tail(body, 200))
 			}
+			byBytes := m[1] == thousands(c.bound)+"-byte output"
+			if !byBytes && m[1] != "15,000-token" {
+				t.Errorf("%s structured=%v: stopped by the %s limit", c.name, structured, m[1])
+			}
+			rowsPart := body[:len(body)-len(m[0])]
 			got := strings.Split(rowsPart, "\n")
+			if m[3] != fmt.Sprint(len(got)+1) {
+				t.Errorf("%s structured=%v: %d rows shown, the continuation reads on at %s", c.name, structured, len(got), m[3])
+			}
 			for i, r := range got {
 				if r != `"big.go":`+row(lines, i+2) {
 					t.Fatalf("%s: row %d is %q", c.name, i, r)

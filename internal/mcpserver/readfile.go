@@ -9,6 +9,7 @@ import (
 
 	"github.com/rowkit/rowkit/internal/read"
 	"github.com/rowkit/rowkit/internal/rows"
+	"github.com/rowkit/rowkit/internal/spool"
 )
 
 // ReadFileInput is the arguments of read_file.
@@ -26,7 +27,7 @@ func (s *Server) addReadFile() {
 	register(s, &mcp.Tool{
 		Name:  "read_file",
 		Title: "Read a file as verified rows",
-		Description: "Reads a file or directory as rows LINE:HASH TEXT, edit's targets. " +
+		Description: "Reads a file or directory as rows LINE:HASH TEXT, edit's targets, or a kept output @out/ID. " +
 			"Part of a file ends with (N lines); a view cut at 2,000 lines, 50 KiB or 15,000 tokens ends with [read:continue] and its offset.",
 		InputSchema:  in,
 		OutputSchema: outputSchema[read.Result](),
@@ -48,6 +49,9 @@ var readBudget = rows.DefaultBudget
 var readViewBudget = read.Tokens(readBudget)
 
 func (s *Server) readFile(ctx context.Context, req *mcp.CallToolRequest, in ReadFileInput) (*mcp.CallToolResult, *read.Result, error) {
+	if id, ok := spool.IsRef(in.Path); ok {
+		return s.readKept(ctx, req, in, id) // an output a bound left part of out (kept.go)
+	}
 	var res *read.Result
 	var text []byte
 	r, rel, err := locate(s.callRoots(ctx, req), in.Path)

@@ -3,12 +3,14 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/grep"
 	"github.com/rowkit/rowkit/internal/rows"
+	"github.com/rowkit/rowkit/internal/spool"
 )
 
 // SearchInput is the arguments of search.
@@ -37,7 +39,7 @@ func (s *Server) addSearch() {
 		Title: "Search the workspace",
 		Description: "Searches code (grep) with ripgrep: matching lines as rows LINE:HASH TEXT under each file's path. " +
 			"To see a function, outline it or look it up (symbol) and read its span, not wide context. " +
-			"Past 15,000 tokens: [search: output_incomplete].",
+			"Past 15,000 tokens: [search: output_incomplete], the rest kept for read_file.",
 		InputSchema:  in,
 		OutputSchema: outputSchema[grep.Result](),
 		Annotations: &mcp.ToolAnnotations{
@@ -89,15 +91,39 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in Search
 	bound := noteBound(s.resultBytes(req), note)
 	b := searchBudget
 	if bound > 0 {
-		// Room for the line that says the bound stopped the search.
+		// Room for the line that says the bound stopped the search and
+		// names the rows kept.
 		b.MaxBytes = bound
-		b.Reserve = max(len(searchStopped(b, true)), len(searchStopped(b, false)))
+		b.Reserve = max(len(searchStopped(b, true)), len(searchStopped(b, false))) + len(keptContinuation(keptRef, 1<<30))
 	}
-	res, err := grep.Collect(ctx, plan, grep.Config{Root: r.ws, Budget: b, LookupEnv: s.env, Grouped: !s.structured})
+	// What the bound leaves out is kept: the search goes on past it, and
+	// the rows it leaves out go, with those shown, to the store of kept
+	// outputs, which read_file reads on (kept.go). The engine reads every
+	// row the token rule could admit, whatever the byte bound.
+	c := rows.NewCollector(b)
+	if !s.structured {
+		c = rows.NewGroupedCollector(b, plan.Before+plan.After > 0)
+	}
+	k := &keptRows{s: s}
+	sink := rows.NewSpill(c, k.open)
+	res, err := grep.Search(ctx, plan, grep.Config{Root: r.ws, Budget: rows.DefaultBudget, LookupEnv: s.env}, sink)
 	if err != nil {
+		k.abort()
 		return nil, nil, err
 	}
-	text := s.searchWithin(res, b, bound, in.Context > 0)
+	res.Rows = c.Records
+	if res.Rows == nil {
+		res.Rows = []rows.Record{}
+	}
+	var stopped *errs.Error
+	switch {
+	case sink.Spilled():
+		stopped = rows.Incomplete(sink)
+	case sink.Err() != nil && res.Incomplete != nil && res.Incomplete.Code == errs.Incomplete:
+		// Not kept: the rows that fit, and why the rest are not.
+		res.Incomplete.Message += spool.NotKept(sink.Err(), len(keptContinuation(keptRef, 1<<30)))
+	}
+	text := s.searchWithin(res, b, bound, in.Context > 0, stopped, k)
 	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 	withNote(out, note)
 	return out, res, nil
@@ -113,8 +139,10 @@ func searchStopped(b rows.Budget, bytes bool) string {
 // shows the JSON (a row is longer there than printed), or when the lines
 // after the rows (paths skipped, ripgrep's message) take more than the
 // room kept for them. What is cut is rows from the end, and res then says
-// that the byte bound stopped it.
-func (s *Server) searchWithin(res *grep.Result, b rows.Budget, bound int, context bool) string {
+// that the byte bound stopped it. stopped, when not nil, says that the
+// search's rows went past the bound into k: a cut result keeps all its
+// rows in k and names the call that reads them on.
+func (s *Server) searchWithin(res *grep.Result, b rows.Budget, bound int, context bool, stopped *errs.Error, k *keptRows) string {
 	print := func(r *grep.Result) string { return grep.GroupedText(r, context) }
 	size := func(r *grep.Result) int {
 		if s.structured {
@@ -123,25 +151,73 @@ func (s *Server) searchWithin(res *grep.Result, b rows.Budget, bound int, contex
 		}
 		return len(print(r))
 	}
-	text := print(res) // formatted once when it fits
-	if bound <= 0 || !s.structured && len(text) <= bound || s.structured && size(res) <= bound {
-		return text
-	}
 	all := res.Rows
+	other := res.Incomplete // what else ended the search, if anything
+	if other != nil && other.Code == errs.Incomplete {
+		other = nil
+	}
+	ref := keptRef
 	cut := func(n int) *grep.Result {
 		c := *res
 		c.Rows = all[:n]
-		c.Complete = false
-		if n < len(all) || c.Incomplete == nil {
-			c.Incomplete = &grep.Reason{Code: errs.Incomplete, Message: b.Stopped(true).Msg}
+		if n == len(all) && stopped == nil {
+			return &c
 		}
+		why := stopped
+		if why == nil || n < len(all) {
+			why = b.Stopped(true)
+		}
+		msg := why.Msg
+		if strings.HasPrefix(ref, spool.Prefix) {
+			msg += keptContinuation(ref, n+1)
+		} else {
+			msg += ref // why the rows were not kept
+		}
+		if other != nil {
+			msg += "; and " + other.Code + ": " + other.Message
+		}
+		c.Complete = false
+		c.Incomplete = &grep.Reason{Code: errs.Incomplete, Message: msg}
 		return &c
 	}
+	text := print(res) // formatted once when it fits
+	if stopped == nil && (bound <= 0 || !s.structured && len(text) <= bound || s.structured && size(res) <= bound) {
+		return text
+	}
 	// The longest prefix of the rows that fits.
-	*res = *cut(longestFit(len(all), func(n int) bool { return size(cut(n)) <= bound }))
+	n := len(all)
+	if bound > 0 {
+		n = longestFit(len(all), func(n int) bool { return size(cut(n)) <= bound })
+	}
+	if n < len(all) && stopped == nil {
+		// Cut here, not by the search's bound: the rows the search
+		// found are kept now.
+		if _, err := k.open(); err != nil {
+			ref = spool.NotKept(err, len(keptContinuation(keptRef, 1<<30)))
+		} else {
+			var buf []byte
+			for _, r := range all {
+				buf = rows.AppendRecord(buf[:0], r)
+				k.w.Write(buf)
+			}
+		}
+	}
+	if k.w != nil {
+		if id, err := k.w.Commit(); err != nil {
+			ref = spool.NotKept(err, len(keptContinuation(keptRef, 1<<30)))
+		} else {
+			ref = spool.Prefix + id
+		}
+	}
+	if bound > 0 && size(cut(n)) > bound {
+		// The name (or why the rows were not kept) took more room than
+		// the name it stood for.
+		n = longestFit(n, func(n int) bool { return size(cut(n)) <= bound })
+	}
+	*res = *cut(n)
 	if skipped := res.Skipped; len(skipped) > 0 {
 		// The paths skipped, then how many more were.
-		for n := len(skipped) - 1; n >= 0 && size(res) > bound; n-- {
+		for n := len(skipped) - 1; n >= 0 && bound > 0 && size(res) > bound; n-- {
 			res.Skipped = append(skipped[:n:n], fmt.Sprintf("%d more paths skipped", len(skipped)-n))
 		}
 	}

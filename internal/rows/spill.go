@@ -9,6 +9,14 @@ type Keeper interface {
 	Capped() bool
 }
 
+// Shower is the sink a Spill shows rows through: a Printer (text), or a
+// Collector (the rows of a structured result).
+type Shower interface {
+	Sink
+	Budget() Budget
+	Report() Report
+}
+
 // Spill is a Sink that shows the rows that fit its Printer and keeps them
 // all: once the printer refuses a row, the rows it showed, that row and
 // every later one go, printed, to the Keeper that keep returns, so that
@@ -17,7 +25,7 @@ type Keeper interface {
 // refuses a row only when the kept copy cannot be made (Err) or is full:
 // then the engine stops, its result incomplete, as under a Printer.
 type Spill struct {
-	p     *Printer
+	p     Shower
 	keep  func() (Keeper, error)
 	shown []byte // the printed rows the printer took, until the spill
 	buf   []byte
@@ -28,7 +36,7 @@ type Spill struct {
 
 // NewSpill returns a Spill showing rows through p and keeping the whole
 // result in what keep returns, called at the first row p refuses.
-func NewSpill(p *Printer, keep func() (Keeper, error)) *Spill {
+func NewSpill(p Shower, keep func() (Keeper, error)) *Spill {
 	return &Spill{p: p, keep: keep}
 }
 

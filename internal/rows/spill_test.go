@@ -56,13 +56,14 @@ func TestSpill(t *testing.T) {
 		var shown bytes.Buffer
 		k := &capKeeper{}
 		opened := 0
-		s := NewSpill(NewPrinter(&shown, b), func() (Keeper, error) { opened++; return k, nil })
+		p := NewPrinter(&shown, b)
+		s := NewSpill(p, func() (Keeper, error) { opened++; return k, nil })
 		for _, r := range rs {
 			if ok, err := s.Put(r); !ok || err != nil {
 				t.Fatalf("bound %d: row %d refused (%v)", maxBytes, r.Line, err)
 			}
 		}
-		s.p.Flush()
+		p.Flush()
 		if !bytes.Equal(shown.Bytes(), alone.Bytes()) {
 			t.Errorf("bound %d: showed %d bytes, the printer alone %d", maxBytes, shown.Len(), alone.Len())
 		}
@@ -76,6 +77,41 @@ func TestSpill(t *testing.T) {
 		if spilled && s.Report().Rows != bytes.Count(shown.Bytes(), []byte("\n")) {
 			t.Errorf("bound %d: report %d rows, %d shown", maxBytes, s.Report().Rows, bytes.Count(shown.Bytes(), []byte("\n")))
 		}
+	}
+}
+
+// A Spill over a Collector (a structured result) collects the records the
+// Collector alone would, and keeps every row printed, the collected first.
+func TestSpillCollector(t *testing.T) {
+	rs := spillRows(500)
+	var whole []byte
+	for _, r := range rs {
+		whole = AppendPrinted(whole, r)
+	}
+	b := DefaultBudget
+	b.MaxBytes = 2000
+	alone := NewCollector(b)
+	for _, r := range rs {
+		if ok, _ := alone.Put(r); !ok {
+			break
+		}
+	}
+	c := NewCollector(b)
+	k := &capKeeper{}
+	s := NewSpill(c, func() (Keeper, error) { return k, nil })
+	for _, r := range rs {
+		if ok, err := s.Put(r); !ok || err != nil {
+			t.Fatalf("row %d refused (%v)", r.Line, err)
+		}
+	}
+	if len(c.Records) != len(alone.Records) || len(c.Records) == 0 || len(c.Records) == len(rs) {
+		t.Fatalf("collected %d records, the collector alone %d of %d", len(c.Records), len(alone.Records), len(rs))
+	}
+	if !s.Spilled() || !bytes.Equal(k.Bytes(), whole) || s.Kept() != len(rs) {
+		t.Errorf("kept %d bytes (%d rows) of %d, spilled %v", k.Len(), s.Kept(), len(whole), s.Spilled())
+	}
+	if e := Incomplete(s); e.Msg != b.Stopped(true).Msg {
+		t.Errorf("stopped: %q", e.Msg)
 	}
 }
 

@@ -23,6 +23,7 @@
 package spool
 
 import (
+	"bufio"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -236,6 +237,7 @@ var headerLen = len(header(Text, false))
 type Writer struct {
 	s      *Store
 	f      *os.File
+	buf    *bufio.Writer // over f: a search keeps its rows one at a time
 	kind   Kind
 	n      int64 // bytes kept
 	capped bool  // bytes were dropped past maxItem
@@ -248,7 +250,7 @@ func (s *Store) Create(k Kind) (*Writer, error) {
 	if err != nil {
 		return nil, errs.Errorf(errs.Write, "cannot keep the output in %s: %v", s.dir, errors.Unwrap(err))
 	}
-	w := &Writer{s: s, f: f, kind: k}
+	w := &Writer{s: s, f: f, buf: bufio.NewWriterSize(f, 64<<10), kind: k}
 	if _, err := f.WriteString(header(k, false)); err != nil {
 		w.Abort()
 		return nil, errs.Errorf(errs.Write, "cannot keep the output in %s: %v", s.dir, errors.Unwrap(err))
@@ -266,7 +268,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 	if room := w.s.maxItem - w.n; int64(len(q)) > room {
 		q, w.capped = q[:room], true
 	}
-	n, err := w.f.Write(q)
+	n, err := w.buf.Write(q)
 	w.n += int64(n)
 	if err != nil {
 		w.err = err
@@ -290,6 +292,9 @@ func (w *Writer) Commit() (string, error) {
 	defer w.Abort()
 	fail := func(err error) (string, error) {
 		return "", errs.Errorf(errs.Write, "cannot keep the output in %s: %v", w.s.dir, err)
+	}
+	if w.err == nil {
+		w.err = w.buf.Flush()
 	}
 	if w.err != nil {
 		return fail(w.err)
