@@ -225,16 +225,10 @@ func openStream(p string, root *workspace.Root, dir string) (*os.File, string, i
 		// Not filepath.Join: cleaning "link/../x" could name another file.
 		at = dir + "/" + p
 	}
-	if strings.HasPrefix(at, "/") && isDangerous(path.Clean(at)) {
-		return nil, name, 0, dangerousError(name)
-	}
 	if root != nil {
-		clean, target, err := root.Resolve(p)
-		switch {
-		case err != nil:
+		clean, _, err := confine(root, p)
+		if err != nil {
 			return nil, errs.Name(clean), 0, err
-		case isDangerous(filepath.Join(root.Dir(), target)):
-			return nil, errs.Name(clean), 0, dangerousError(errs.Name(clean))
 		}
 		clean, f, fi, err := root.OpenFile(clean)
 		if err != nil {
@@ -242,8 +236,11 @@ func openStream(p string, root *workspace.Root, dir string) (*os.File, string, i
 		}
 		return f, errs.Name(clean), fi.Size(), nil
 	}
+	if strings.HasPrefix(at, "/") && isDangerous(path.Clean(at)) {
+		return nil, name, 0, dangerousError(name, "is in")
+	}
 	if real, err := filepath.EvalSymlinks(at); err == nil && filepath.IsAbs(real) && isDangerous(real) {
-		return nil, name, 0, dangerousError(name)
+		return nil, name, 0, dangerousError(name, "leads into")
 	}
 	f, fi, err := regfile.Open(os.Stat, os.OpenFile, at)
 	if e, ok := regfile.AsNotRegular(err); ok {
@@ -255,8 +252,30 @@ func openStream(p string, root *workspace.Root, dir string) (*os.File, string, i
 	return f, name, fi.Size(), nil
 }
 
-func dangerousError(name string) error {
-	return errs.Errorf(CodeOf(CodeDangerousPath), "%s is in a system namespace (/dev, /proc, /sys) that is never read", name)
+// confine resolves p below root as every read does: a path in /dev, /proc
+// or /sys, as given or as it resolves, is dangerous_path whatever the root;
+// anything else follows the workspace rules (outside_workspace, not_found).
+func confine(root *workspace.Root, p string) (clean, target string, err error) {
+	if strings.HasPrefix(p, "/") && isDangerous(path.Clean(p)) {
+		return "", "", dangerousError(errs.Name(p), "is in")
+	}
+	clean, target, err = root.Resolve(p)
+	if err != nil {
+		return clean, "", err
+	}
+	abs := root.Dir()
+	if target != "." {
+		abs = filepath.Join(abs, target)
+	}
+	if isDangerous(abs) {
+		return clean, "", dangerousError(errs.Name(clean), "leads into")
+	}
+	return clean, target, nil
+}
+
+// dangerousError refuses name, which is in or leads into a system namespace.
+func dangerousError(name, is string) error {
+	return errs.Errorf(CodeOf(CodeDangerousPath), "%s %s a system namespace (/dev, /proc, /sys) that rowkit never reads", name, is)
 }
 
 func openError(name string, err error) error {
