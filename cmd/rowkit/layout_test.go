@@ -16,7 +16,7 @@ import (
 // Engines are libraries: no engine may import the CLI's packages, so that
 // the MCP server and embedders get the same engines without the CLI.
 func TestEnginesDoNotImportAdapters(t *testing.T) {
-	engines := []string{"hread", "grep", "inspect", "read", "review", "patch", "lang", "rows", "workspace", "txn", "proc", "errs", "regfile", "jsonstr", "router", "shell", "lsp", "symbol", "spool", "agent"}
+	engines := []string{"grep", "inspect", "read", "review", "patch", "lang", "rows", "workspace", "txn", "proc", "errs", "regfile", "jsonstr", "router", "shell", "lsp", "symbol", "spool", "agent"}
 	for _, e := range engines {
 		pkg := "github.com/rowkit/rowkit/internal/" + e
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()

@@ -9,7 +9,7 @@ import (
 
 	"github.com/rowkit/rowkit/internal/cli"
 	"github.com/rowkit/rowkit/internal/errs"
-	"github.com/rowkit/rowkit/internal/hread"
+	"github.com/rowkit/rowkit/internal/read"
 	"github.com/rowkit/rowkit/internal/regfile"
 	"github.com/rowkit/rowkit/internal/rows"
 	"github.com/rowkit/rowkit/internal/spool"
@@ -19,7 +19,7 @@ import (
 var Hread = &cli.Command{
 	Name:    "hread",
 	Aliases: []string{"hread"},
-	Usage:   "hread [--max-output BYTES] (PATH | @out/ID) [START:END]",
+	Usage:   "hread [-a] [--max-output BYTES] (PATH | @out/ID) [START:END]",
 	Summary: "print a file's lines as verified rows LINE:HASH TEXT",
 	Help: `Prints every line of PATH, or the lines START through END (inclusive), as
 "LINE:HASH TEXT" rows, one per line. LINE is the one-based line number, HASH
@@ -31,6 +31,16 @@ PATH is exactly one argument (quote it in the shell if it has spaces; write
 ./-name for a name starting with a dash). START must exist; an END past the
 end of the file stops at the last line, and START: (no END) reads to the
 end.
+
+hread is the reader of rowkit read without its view (docs/hread.md,
+"hread and read"): the same open rules (/dev, /proc and /sys are
+dangerous_path; a directory, FIFO, socket or device not_regular, without
+blocking), the same classifiers on the first 8 KiB and the same codes. A
+file with a NUL byte is binary, a PNG, JPEG, GIF or WebP image, a PDF
+pdf, an Office document office_document: refused with exit status 3 and
+stdout empty, as rowkit read refuses them; -a/--text prints such a file's
+rows anyway when it is valid UTF-8 (as grep -a does). hread opens a path
+as the shell would, like cat; rowkit read is confined to its root.
 
 The whole file is validated as UTF-8 even when a range is asked for. Output
 is bounded by token admission (o200k_base): rows are written while the total
@@ -52,18 +62,30 @@ expired is the error expired, one that names nothing kept not_found.
 Write ./@out/NAME for a file of that name.
 
 options:
+  -a, --text          print content the classifiers refuse (binary data, an
+                      image, a PDF...) as rows when it is valid UTF-8
 ` + maxOutputHelp,
 	Exits: []cli.Exit{
 		{Status: 0, When: "success (an empty file prints nothing)"},
-		{Status: 1, When: "failure: not_found (also an @out/ID that names nothing kept), expired (an @out/ID kept too long ago), permission_denied, not_regular (directory, FIFO, socket, device, kernel stream), not_utf8 (with the byte offset), bad_range (malformed or reversed), past_eof (START after the last line), read, write; or output_incomplete (token limit or output bound; the diagnostic names the command that reads on)"},
+		{Status: 1, When: "failure: not_found (also an @out/ID that names nothing kept), expired (an @out/ID kept too long ago), permission_denied, not_regular (directory, FIFO, socket, device, kernel stream), dangerous_path (/dev, /proc, /sys), invalid_input (a malformed or reversed range), past_eof (START after the last line), read, write, cancelled; or output_incomplete (token limit or output bound; the diagnostic names the command that reads on)"},
 		{Status: 2, When: "usage: no path, a second path, a second range, an unknown option, a --max-output or ROWKIT_MAX_OUTPUT that is not a number of bytes"},
+		{Status: 3, When: "unsupported: the content is not text, as rowkit read refuses it: binary, image, pdf, office_document (-a prints it when it is valid UTF-8), not_utf8 (invalid UTF-8 anywhere, with the byte offset)"},
 	},
 	Run: runHread,
 }
 
+// hreadOptions are hread's options: -a/--text and the output bound.
+var hreadOptions = []cli.Option{hreadTextOption, maxOutputOption}
+
+var hreadTextOption = cli.Option{Long: []string{"text"}, Short: 'a'}
+
 func runHread(ctx context.Context, env *cli.Env, args []string) error {
-	maxOut := notGiven
-	args, err := cli.Parse("hread", []cli.Option{maxOutputOption}, args, func(a cli.Arg) (err error) {
+	maxOut, text := notGiven, false
+	args, err := cli.Parse("hread", hreadOptions, args, func(a cli.Arg) (err error) {
+		if a.Long[0] == hreadTextOption.Long[0] {
+			text = true
+			return nil
+		}
 		maxOut, err = parseMaxOutput(a.Spelled, a.Value)
 		return err
 	})
@@ -78,12 +100,12 @@ func runHread(ctx context.Context, env *cli.Env, args []string) error {
 	case args[0] == "":
 		return errs.Usagef("PATH is empty; usage: hread PATH [START:END]")
 	}
-	r := hread.All
+	r := read.All
 	if len(args) == 2 {
 		if !looksLikeHreadRange(args[1]) {
 			return errs.Usagef("hread reads one file; %q is a second path, not a START:END range", args[1])
 		}
-		if r, err = hread.ParseRange(args[1]); err != nil {
+		if r, err = read.ParseRange(args[1]); err != nil {
 			return err
 		}
 	}
@@ -106,7 +128,13 @@ func runHread(ctx context.Context, env *cli.Env, args []string) error {
 		b.Reserve += reserve(b)
 	}
 	var out bytes.Buffer
-	read := func(sink rows.Sink) error { return hread.Read(ctx, args[0], r, sink, hread.Options{Dir: env.Dir}) }
+	stream := func(sink rows.Sink) error {
+		err := read.Stream(ctx, args[0], r, sink, read.StreamOptions{Dir: env.Dir, Text: text})
+		if e, ok := errs.As(err); ok && e.Code == read.CodeOf(read.UnsupportedBinary) {
+			e.Hint = "hread --text " + shellWord(args[0]) + " prints it if it is valid UTF-8"
+		}
+		return err
+	}
 	form := rows.Form(rows.AppendPrinted)
 	if id, ok := spool.IsRef(args[0]); ok {
 		it, err := openKept(env, id)
@@ -119,8 +147,8 @@ func runHread(ctx context.Context, env *cli.Env, args []string) error {
 		} else {
 			form = rows.AppendBare
 		}
-		read = func(sink rows.Sink) error {
-			err := hread.ReadKept(ctx, it, it.Name(), r, sink)
+		stream = func(sink rows.Sink) error {
+			err := read.ReadKept(ctx, it, it.Name(), r, sink)
 			if err == nil && it.Capped {
 				err = errs.Errorf(errs.Incomplete, "%s ends here: the output was longer, and only its first %s bytes were kept", it.Name(), errs.Thousands(int(it.Size)))
 			}
@@ -128,7 +156,7 @@ func runHread(ctx context.Context, env *cli.Env, args []string) error {
 		}
 	}
 	p := &lastRow{Printer: rows.NewFormPrinter(&out, b, form)}
-	err = read(p)
+	err = stream(p)
 	if err != nil && !errs.Is(err, errs.Incomplete) {
 		return err
 	}
@@ -178,14 +206,14 @@ func (p *lastRow) Put(r rows.Row) (bool, error) {
 // the command (as invoked, name) that reads on to the end of range r. A
 // line that does not fit even alone (skip) is skipped, so that following
 // the continuations always reaches the end.
-func hreadContinuation(name, path string, next int, r hread.Range, skip bool) string {
+func hreadContinuation(name, path string, next int, r read.Range, skip bool) string {
 	msg := "; continue with: "
 	if skip {
 		msg = fmt.Sprintf("; line %d alone is over the limit, continue after it with: ", next)
 		next++
 	}
 	end := ""
-	if r.End != hread.All.End {
+	if r.End != read.All.End {
 		end = strconv.Itoa(r.End)
 	}
 	if next > r.End {

@@ -57,7 +57,7 @@ options:
 		{Status: 0, When: "ok: text, a directory listing or media (also empty and truncated views)"},
 		{Status: 1, When: "failure: invalid_input (offset or limit not a positive integer), not_found (with suggestions), not_regular, dangerous_path, outside_workspace, permission_denied, denied, changed, cancelled, unsupported_backend, extension_failed, read (--format json keeps seed 003's spellings: INVALID_INPUT, NOT_FOUND, NOT_A_FILE, DANGEROUS_PATH, OUTSIDE_ALLOWED_ROOTS, PERMISSION_DENIED, DENIED, CHANGED_DURING_READ, ABORTED, UNSUPPORTED_BACKEND, EXTENSION_FAILED, IO_ERROR)"},
 		{Status: 2, When: "usage: no PATH, a second PATH, an unknown option, a missing option value, an unknown format, a --max-output or ROWKIT_MAX_OUTPUT that is not a number of bytes"},
-		{Status: 3, When: "unsupported: the content is not text: image (over the media limit), pdf, office_document, binary, unknown_encoding, invalid_notebook, too_large (--format json: IMAGE, PDF, OFFICE_DOCUMENT, BINARY, UNKNOWN_ENCODING, INVALID_NOTEBOOK, TOO_LARGE)"},
+		{Status: 3, When: "unsupported: the content is not text: image (over the media limit), pdf, office_document, binary, not_utf8 (text that is not UTF-8), invalid_notebook, too_large (--format json: IMAGE, PDF, OFFICE_DOCUMENT, BINARY, UNKNOWN_ENCODING, INVALID_NOTEBOOK, TOO_LARGE)"},
 	},
 	Run: runRead,
 	// SIGINT or SIGTERM cancels the read, which ends with its ABORTED

@@ -32,7 +32,7 @@ var seedCodes = [...]struct{ seed, code string }{
 	{"OFFICE_DOCUMENT", "office_document"},
 	{"NOTEBOOK", "notebook"},
 	{"BINARY", "binary"},
-	{"UNKNOWN_ENCODING", "unknown_encoding"},
+	{"UNKNOWN_ENCODING", NotUTF8},
 	{"INVALID_NOTEBOOK", "invalid_notebook"},
 	// seed 004, rowkit review
 	{"E_USAGE", Usage},

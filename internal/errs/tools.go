@@ -37,7 +37,11 @@ func join(lists ...[]string) []string { return slices.Concat(lists...) }
 // Vocabularies is the table: every command and every MCP tool. Each MCP
 // tool also answers usage for arguments its input schema refuses.
 var Vocabularies = []Vocabulary{
-	{"hread", []string{Usage, NotFound, PermissionDenied, NotRegular, NotUTF8, "bad_range", "past_eof", Read, Write, Cancelled, Incomplete, Outside, "expired"}},
+	// hread is read's engine without its view (read.Stream): read's codes
+	// as Snake spells them, but those of a view's extensions, and its own
+	// past_eof and expired (a kept output).
+	{"hread", []string{Usage, NotFound, PermissionDenied, NotRegular, "dangerous_path", "invalid_input", "past_eof", Read, Write, Cancelled, Incomplete, Outside, "expired",
+		"binary", "image", "pdf", "office_document", NotUTF8}},
 	{"read", join([]string{Usage, Write}, readCodes)},
 	{"grep", join([]string{Usage, Write}, grepCodes)},
 	// hsymbol also answers broker_failed: its broker is a process of its

@@ -38,11 +38,10 @@ var codeSites = []*regexp.Regexp{
 
 // packageTools are the tools whose answers a package's codes can reach.
 var packageTools = map[string][]string{
-	"hread":     {"hread"},
 	"grep":      {"grep", "mcp:search"},
 	"inspect":   {"inspect", "mcp:inspect_file"},
 	"lang":      {"inspect", "mcp:inspect_file"},
-	"read":      {"read", "mcp:read_file"},
+	"read":      {"read", "mcp:read_file", "hread"},
 	"review":    {"review", "mcp:inspect_repository", "mcp:run_validations"},
 	"patch":     {"patch", "mcp:edit"},
 	"workspace": {"inspect", "read", "patch", "recover", "grep", "mcp:inspect_file", "mcp:read_file", "mcp:edit", "mcp:search", "mcp:inspect_repository"},

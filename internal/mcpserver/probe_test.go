@@ -10,10 +10,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rowkit/rowkit/internal/grep"
-	"github.com/rowkit/rowkit/internal/hread"
 	"github.com/rowkit/rowkit/internal/inspect"
 	"github.com/rowkit/rowkit/internal/review"
-	"github.com/rowkit/rowkit/internal/rows"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
 
@@ -83,13 +81,6 @@ func TestResultTypesThroughAddTool(t *testing.T) {
 		sameJSON(t, "review "+detail, probe(t, rep), decodeJSON(t, b))
 	}
 
-	hr, err := hread.Collect(ctx, "b.txt", hread.All, rows.DefaultBudget, hread.Options{Root: root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := json.Marshal(hr)
-	sameJSON(t, "hread", probe(t, hr), decodeJSON(t, b))
-
 	q := grep.Query{Patterns: []string{"alpha|package"}, Context: 1}
 	plan, err := q.Plan()
 	if err != nil {
@@ -102,7 +93,7 @@ func TestResultTypesThroughAddTool(t *testing.T) {
 	if len(gr.Rows) < 2 {
 		t.Fatalf("grep found %d rows", len(gr.Rows))
 	}
-	b, _ = json.Marshal(gr)
+	b, _ := json.Marshal(gr)
 	sameJSON(t, "grep", probe(t, gr), decodeJSON(t, b))
 	_ = os.Getpid
 }

@@ -156,17 +156,6 @@ func classifyUnknown(s Sample) (Verdict, bool) {
 
 // unsupportedNote is the warning of a refused classification.
 func unsupportedNote(code, name string) Note {
-	what := map[string]string{
-		UnsupportedImage:           "an image",
-		UnsupportedPDF:             "a PDF document",
-		UnsupportedOffice:          "an Office document",
-		UnsupportedNotebook:        "a Jupyter notebook",
-		UnsupportedBinary:          "binary data",
-		UnsupportedUnknownEncoding: "not valid UTF-8 text",
-	}[code]
-	if what == "" {
-		what = "content read cannot show (" + code + ")"
-	}
 	return Note{Code: "unsupported-" + kebab(code), Severity: "warning",
-		Message: name + " is " + what + "; read shows UTF-8 text, notebooks, images and directories"}
+		Message: name + " is " + contentName(code) + "; read shows UTF-8 text, notebooks, images and directories"}
 }

@@ -300,13 +300,10 @@ func isDangerous(p string) bool {
 func (r *reader) resolve() error {
 	r.phase = PhaseResolve
 	p := r.in.Path
-	if strings.HasPrefix(p, "/") && isDangerous(path.Clean(p)) {
-		return r.failf(CodeDangerousPath, PhaseOpen, nil, "%s is in a system namespace (/dev, /proc, /sys) that read never opens", p)
-	}
-	clean, target, err := r.root.Resolve(p)
+	clean, target, err := confine(r.root, p)
 	if errs.Is(err, errs.NotFound) && r.opts.Resolver != nil && clean != "" {
 		if alt, note := r.opts.Resolver.Resolve(r.ctx, r.root, p); alt != "" && alt != p {
-			if c2, t2, err2 := r.root.Resolve(alt); err2 == nil {
+			if c2, t2, err2 := confine(r.root, alt); err2 == nil {
 				clean, target, err = c2, t2, nil
 				r.resolvedFrom = p
 				if note != nil {
@@ -319,9 +316,6 @@ func (r *reader) resolve() error {
 		return r.workspaceError(clean, err)
 	}
 	r.clean, r.target = clean, target
-	if isDangerous(r.abs()) {
-		return r.failf(CodeDangerousPath, PhaseOpen, nil, "%s leads into a system namespace (/dev, /proc, /sys) that read never opens", clean)
-	}
 	return nil
 }
 
@@ -340,6 +334,8 @@ func (r *reader) workspaceError(clean string, err error) error {
 		msg = e.Msg
 	}
 	switch errs.Code(err) {
+	case CodeOf(CodeDangerousPath):
+		return r.failf(CodeDangerousPath, PhaseOpen, nil, "%s", msg)
 	case errs.Outside:
 		return r.failf(CodeOutside, PhaseOpen, nil, "%s", msg)
 	case errs.NotFound:

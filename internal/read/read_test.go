@@ -18,7 +18,6 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/rowkit/rowkit/internal/errs"
-	"github.com/rowkit/rowkit/internal/hread"
 	"github.com/rowkit/rowkit/internal/rows"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
@@ -165,7 +164,7 @@ func checkRows(t *testing.T, dir string, res *Result) {
 	v := res.View
 	var out bytes.Buffer
 	p := rows.NewPrinter(&out, rows.DefaultBudget)
-	if err := hread.Read(context.Background(), filepath.Join(dir, res.File.ResolvedPath), hread.Range{Start: v.StartLine, End: v.EndLine}, p, hread.Options{}); err != nil && !errs.Is(err, errs.Incomplete) {
+	if err := Stream(context.Background(), filepath.Join(dir, res.File.ResolvedPath), Range{Start: v.StartLine, End: v.EndLine}, p, StreamOptions{}); err != nil && !errs.Is(err, errs.Incomplete) {
 		t.Fatalf("hread: %v", err)
 	}
 	p.Flush()

@@ -9,7 +9,7 @@ import (
 	"os"
 
 	"github.com/rowkit/rowkit/internal/cli"
-	"github.com/rowkit/rowkit/internal/hread"
+	"github.com/rowkit/rowkit/internal/read"
 	"github.com/rowkit/rowkit/internal/rows"
 )
 
@@ -25,7 +25,7 @@ func MainBudget(b rows.Budget) {
 	}
 	var out bytes.Buffer
 	p := rows.NewPrinter(&out, b)
-	err := hread.Read(context.Background(), os.Args[1], hread.All, p, hread.Options{})
+	err := read.Stream(context.Background(), os.Args[1], read.All, p, read.StreamOptions{})
 	p.Flush()
 	out.WriteTo(os.Stdout)
 	if err != nil {

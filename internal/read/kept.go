@@ -1,4 +1,4 @@
-package hread
+package read
 
 import (
 	"bufio"
@@ -17,7 +17,7 @@ import (
 // the shell counts the lines it leaves out (a CR stays in the text), and
 // bytes that are not UTF-8 are shown as U+FFFD: what a program printed is
 // shown, never refused. A line longer than the sink's budget allows is
-// omitted, as Read omits one. It returns rows.Incomplete(sink) when the
+// omitted, as Stream omits one. It returns rows.Incomplete(sink) when the
 // sink refused a line, CodePastEOF when r starts after the last line.
 func ReadKept(ctx context.Context, src io.Reader, name string, r Range, sink rows.Sink) error {
 	maxRow := rows.MaxRowBytes
@@ -41,7 +41,7 @@ func ReadKept(ctx context.Context, src io.Reader, name string, r Range, sink row
 			continue
 		}
 		if err != nil && err != io.EOF {
-			return errs.Errorf(CodeRead, "reading %s: %v", name, err)
+			return errs.Errorf(CodeOf(CodeIOError), "reading %s: %v", name, err)
 		}
 		if len(piece) == 0 && err == io.EOF && len(text) == 0 && !long {
 			break // the end, after a final LF or of an empty output

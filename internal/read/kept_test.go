@@ -1,4 +1,4 @@
-package hread
+package read
 
 import (
 	"bytes"

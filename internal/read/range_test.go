@@ -1,4 +1,4 @@
-package hread
+package read
 
 import (
 	"strings"
@@ -37,7 +37,7 @@ func TestParseRange(t *testing.T) {
 	for _, tt := range rangeTests {
 		got, err := ParseRange(tt.in)
 		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || errs.Code(err) != CodeRange {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || errs.Code(err) != CodeOf(CodeInvalidInput) {
 				t.Errorf("ParseRange(%q) error = %v, want %q", tt.in, err, tt.wantErr)
 			}
 			continue
@@ -55,7 +55,7 @@ func FuzzParseRange(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		r, err := ParseRange(s)
 		if err != nil {
-			if errs.Code(err) != CodeRange || strings.Contains(err.Error(), "\n") {
+			if errs.Code(err) != CodeOf(CodeInvalidInput) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error %v", err)
 			}
 			return
