@@ -12,7 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rowkit/rowkit/internal/errs"
-	"github.com/rowkit/rowkit/internal/hread"
 	"github.com/rowkit/rowkit/internal/read"
 	"github.com/rowkit/rowkit/internal/rows"
 	"github.com/rowkit/rowkit/internal/spool"
@@ -129,7 +128,7 @@ func (s *Server) readKept(ctx context.Context, req *mcp.CallToolRequest, in Read
 		limit = *in.Limit
 	}
 	if offset > max(total, 1) {
-		return fail(errs.Errorf(hread.CodePastEOF, "offset %d is past the end of %s, which has %d lines", offset, it.Name(), total))
+		return fail(errs.Errorf(read.CodePastEOF, "offset %d is past the end of %s, which has %d lines", offset, it.Name(), total))
 	}
 	form := rows.Form(rows.AppendBare)
 	if it.Kind == spool.Text {
@@ -145,7 +144,7 @@ func (s *Server) readKept(ctx context.Context, req *mcp.CallToolRequest, in Read
 	b.Reserve = len(keptNote(it.Name(), total, total, total, "lines", limit, 1))
 	c := &keptCollector{Printer: rows.NewFormPrinter(io.Discard, b, form)}
 	end := min(offset+limit-1, total)
-	rerr := hread.ReadKept(ctx, it, it.Name(), hread.Range{Start: offset, End: max(end, offset)}, c)
+	rerr := read.ReadKept(ctx, it, it.Name(), read.Range{Start: offset, End: max(end, offset)}, c)
 	if rerr != nil && !errs.Is(rerr, errs.Incomplete) {
 		return fail(rerr)
 	}
