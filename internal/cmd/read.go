@@ -150,30 +150,22 @@ func runRead(ctx context.Context, env *cli.Env, args []string) error {
 
 // readView reads in and formats the view. Under an output bound
 // (env.OutputBytes; the text formats, json is a document for programs and
-// is never cut) the view admits whole rows within the bound less room for
-// what follows them, the notes and a stderr line: a first guess at that
-// room that proves short is replaced by what they took, and the file read
-// again, at most twice.
+// is never cut) the view keeps the rows that fit the bound with what
+// follows them, the notes, reading the file once
+// (read.Fit).
 func readView(ctx context.Context, env *cli.Env, root *workspace.Root, in read.Input, format string) ([]byte, error) {
 	if env.OutputBytes <= 0 || format == read.FormatJSON {
 		res, err := read.Read(ctx, root, in, read.Options{})
 		return read.Format(res, format), err
 	}
-	reserve := 256
-	for try := 0; ; try++ {
-		room := max(env.OutputBytes-reserve, 1)
-		lim := read.Limits{MaxViewBytes: min(read.DefaultLimits.MaxViewBytes, room)}
-		// Bytes only: the command's view has no token budget.
-		b := rows.Budget{Limit: math.MaxInt32, Ceiling: math.MaxInt32, MaxBytes: room}
-		res, err := read.Read(ctx, root, in, read.Options{Limits: lim, Budget: read.Tokens(b)})
-		out := read.Format(res, format)
-		over := len(out) - env.OutputBytes
-		if err != nil {
-			over += len(cli.Lines(env.Name, err))
-		}
-		if over <= 0 || try == 2 {
-			return out, err
-		}
-		reserve += over + 32
+	// Bytes only: the command's view has no token budget; no more rows
+	// than the bound holds printed.
+	b := rows.Budget{Limit: math.MaxInt32, Ceiling: math.MaxInt32, MaxBytes: env.OutputBytes}
+	opts := read.Options{
+		Limits: read.Limits{MaxViewBytes: min(read.DefaultLimits.MaxViewBytes, env.OutputBytes)},
+		Budget: read.Tokens(b),
+		Fit:    &read.Fit{Max: env.OutputBytes, Size: func(res *read.Result) int { return len(read.Format(res, format)) }},
 	}
+	res, err := read.Read(ctx, root, in, opts)
+	return read.Format(res, format), err
 }

@@ -137,57 +137,6 @@ func (s *Server) resultBytes(req *mcp.CallToolRequest) int {
 	return clientBytes(peerOf(req))
 }
 
-// fit finds a room for the rows of a result such that the result fits
-// bound and holds as many rows as fit: try makes the result with its rows
-// within room and returns its size (the last try is the result kept) and
-// the room the rows used, less than room when something else stopped them
-// (the end of the file). The first room is bound less guess, the space the
-// lines after the rows take; a result that fits at once is kept (a smaller
-// one was stopped by something else: the token rule, the end of the
-// file). Otherwise the size is taken as linear in the room used, as it is
-// up to a row (the printed rows, or their JSON at one and a half to two
-// times the bytes), and the room is corrected along the line through the
-// last two tries, at most a few times; the largest room that fitted wins,
-// a single row (room 1) when none did.
-func fit(bound, guess int, try func(room int) (size, used int)) {
-	const slack = 128 // under the bound: a row is not a byte
-	room := max(bound-guess, 1)
-	best := 0 // the largest room that fitted
-	var u0, s0, last int
-	for i := 0; i < 5; i++ {
-		size, used := try(room)
-		last = room
-		if size <= bound {
-			if i == 0 || size >= bound-2*slack {
-				return
-			}
-			best = max(best, room)
-		}
-		slope := float64(size) / float64(max(used, 1))
-		if i > 0 && used != u0 && size != s0 {
-			slope = float64(size-s0) / float64(used-u0)
-		}
-		next := used + int(float64(bound-slack-size)/max(slope, 0.5))
-		u0, s0 = used, size
-		switch {
-		case size <= bound && next <= room:
-			return // this is as far as it goes
-		case next < 1:
-			next = 1
-		}
-		if next == room {
-			break
-		}
-		room = next
-	}
-	if best == 0 {
-		best = 1
-	}
-	if best != last || s0 > bound {
-		try(best)
-	}
-}
-
 // longestFit is the largest n in [0, most] for which fits(n) holds, fits
 // holding for every n up to it and none after; fits(0) is not asked.
 func longestFit(most int, fits func(n int) bool) int {

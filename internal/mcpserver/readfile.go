@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"encoding/base64"
-	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -81,33 +80,27 @@ func (s *Server) readFile(ctx context.Context, req *mcp.CallToolRequest, in Read
 
 // readView reads in and formats it, within bound bytes of what the client
 // shows (the text, or the result's JSON on a structured server) when bound
-// is not 0: the view then admits whole rows within a room under the bound
-// that leaves space for the notes after them, the continuation among them.
-// A first guess at that space that proves short is corrected by what the
-// notes took, and the file read again (fit).
+// is not 0: the reader keeps the rows that fit with the notes after them,
+// the continuation among them, reading the file once (read.Fit).
 func (s *Server) readView(ctx context.Context, r root, in read.Input, bound int) (*read.Result, []byte) {
-	if bound <= 0 {
-		res, _ := read.Read(ctx, r.ws, in, read.Options{Budget: readViewBudget})
-		return res, read.Brief(res, in.Limit != nil)
-	}
-	var res *read.Result
-	var text []byte
-	fit(bound, 512, func(room int) (int, int) {
+	opts := read.Options{Budget: readViewBudget}
+	if bound > 0 {
+		// No more rows than the bound holds printed (their JSON or the
+		// text shown is never smaller), so that the token rule counts no
+		// more than could be shown.
 		b := readBudget
-		b.MaxBytes = room
-		lim := read.Limits{MaxViewBytes: min(read.DefaultLimits.MaxViewBytes, room)}
-		res, _ = read.Read(ctx, r.ws, in, read.Options{Limits: lim, Budget: read.Tokens(b)})
-		text = read.Brief(res, in.Limit != nil)
-		used := room
-		if v, t := res.View, res.Truncation; v != nil && t != nil && !slices.Contains(t.Reasons, "bytes") && !slices.Contains(t.Reasons, "budget") {
-			used = min(room, v.Bytes) // the end of the file (or the line limit) stopped the rows
-		}
+		b.MaxBytes = bound
+		opts.Budget = read.Tokens(b)
+		opts.Limits.MaxViewBytes = min(read.DefaultLimits.MaxViewBytes, bound)
+		size := func(res *read.Result) int { return len(read.Brief(res, in.Limit != nil)) }
 		if s.structured {
-			return len(read.JSON(res)) - 1, used // without its newline, as the result carries it
+			// Without its newline, as the result carries it.
+			size = func(res *read.Result) int { return len(read.JSON(res)) - 1 }
 		}
-		return len(text), used
-	})
-	return res, text
+		opts.Fit = &read.Fit{Max: bound, Size: size}
+	}
+	res, _ := read.Read(ctx, r.ws, in, opts)
+	return res, read.Brief(res, in.Limit != nil)
 }
 
 func fptr(f float64) *float64 { return &f }

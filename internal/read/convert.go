@@ -236,7 +236,7 @@ func (r *reader) directory(f *os.File) error {
 	if err != nil {
 		return err
 	}
-	r.finishText(sc, &Conversion{Converter: "directory", MimeType: "text/plain"})
+	r.finish(sc, &Conversion{Converter: "directory", MimeType: "text/plain"})
 	return nil
 }
 
@@ -330,7 +330,7 @@ func (r *reader) convert(f *os.File, head []byte, cls *Classification) error {
 	if mime == "" {
 		mime = "text/plain"
 	}
-	r.finishText(sc, &Conversion{Converter: conv.ID(), MimeType: mime})
+	r.finish(sc, &Conversion{Converter: conv.ID(), MimeType: mime})
 	r.res.Observation.ContentID = ptr(contentID)
 	r.res.Observation.ID = observationID(r.file, r.res.Observation, r.res.Request)
 	if !sc.reachedEnd {

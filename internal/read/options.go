@@ -83,6 +83,9 @@ type Options struct {
 	// stops at the first row it refuses. Tokens(b) is the o200k_base one.
 	Budget func() ViewBudget
 
+	// Fit, when set, bounds the result's size as the caller shows it.
+	Fit *Fit
+
 	// Now gives observation times (nil: time.Now).
 	Now func() time.Time
 }

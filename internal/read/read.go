@@ -525,7 +525,7 @@ func (r *reader) scanFile(f *os.File, head []byte) error {
 	if err := r.verify(f, sc); err != nil {
 		return err
 	}
-	r.finishText(sc, nil)
+	r.finish(sc, nil)
 	return nil
 }
 

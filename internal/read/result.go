@@ -307,7 +307,12 @@ func (l *Line) appendJSON(b []byte) []byte {
 // TestResultMarshalJSON keeps it to the struct's fields and order.
 func (r Result) MarshalJSON() ([]byte, error) {
 	ok := r.Status == StatusOK
-	w := objectWriter{b: make([]byte, 0, 512)}
+	size := 1024 // what is not the view's lines, most often
+	if r.View != nil {
+		// Each line's text and about 70 bytes of keys, number and hash.
+		size += r.View.Bytes + r.View.Bytes/8 + 72*len(r.View.Lines)
+	}
+	w := objectWriter{b: make([]byte, 0, size)}
 	w.b = append(w.b, '{')
 	w.field("tool", r.Tool)
 	w.field("status", r.Status)

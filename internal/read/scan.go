@@ -17,12 +17,13 @@ import (
 // and hash of everything up to the scan limit.
 type scanResult struct {
 	lines       []Line
-	bytes       int    // view bytes: shown text plus one separator per line after the first
-	stop        string // what closed the view before the text ended: lines, bytes or budget
-	more        bool   // a complete line follows the view
-	byteClamped int    // the first line, clamped to the view's byte limit
-	budgetOver  bool   // the first line was shown although the budget refused it
-	clamped     []int  // lines clamped to maxCharsPerLine (at most 20 kept)
+	bytes       int      // view bytes: shown text plus one separator per line after the first
+	stop        string   // what closed the view before the text ended: lines, bytes or budget
+	more        bool     // a complete line follows the view
+	byteClamped int      // the first line, clamped to the view's byte limit
+	budgetOver  bool     // the first line was shown although the budget refused it
+	clamped     []int    // lines clamped to maxCharsPerLine (at most 20 kept)
+	sums        []string // the lines' hashes, as their rows show them
 	nClamped    int
 
 	count      int   // complete lines scanned
@@ -139,6 +140,7 @@ func (r *reader) scan(src io.Reader, size int64, rowIDs bool) (*scanResult, erro
 			}
 		}
 		out.lines = append(out.lines, line)
+		out.sums = append(out.sums, hashHex)
 		out.bytes += sep + len(shown)
 		switch {
 		case out.byteClamped != 0:
