@@ -527,14 +527,26 @@ func (c *conn) ready(ctx context.Context, srv *lsp.Server, deadline time.Time) (
 		}
 		return false, "", c.failure(srv, err)
 	}
+	return c.await(ctx, srv, deadline, func(p lsp.Progress) (bool, string) {
+		if p.Begun > 0 && len(p.Active) == 0 {
+			return true, ""
+		}
+		if len(p.Active) > 0 {
+			return false, strings.Join(p.Active, ", ")
+		}
+		return false, "its first progress report"
+	})
+}
+
+// await waits until done says the server is ready, asking it again at
+// each change of the server's state, until deadline at most; when not
+// ready, done also says what the server is still doing.
+func (c *conn) await(ctx context.Context, srv *lsp.Server, deadline time.Time, done func(lsp.Progress) (bool, string)) (bool, string, error) {
 	for {
 		p, changed := srv.Progress()
-		if p.Begun > 0 && len(p.Active) == 0 {
+		ok, what := done(p)
+		if ok {
 			return true, "", nil
-		}
-		what := "its first progress report"
-		if len(p.Active) > 0 {
-			what = strings.Join(p.Active, ", ")
 		}
 		select {
 		case <-changed:
@@ -560,24 +572,15 @@ func (c *conn) listed(ctx context.Context, srv *lsp.Server, deadline time.Time) 
 	if c.listedBy.Load() == srv {
 		return true, "", nil
 	}
-	for {
-		_, changed := srv.Progress()
+	return c.await(ctx, srv, deadline, func(lsp.Progress) (bool, string) {
 		for _, n := range srv.Notes() {
 			if listedNote(n.Message) {
 				c.listedBy.Store(srv)
-				return true, "", nil
+				return true, ""
 			}
 		}
-		select {
-		case <-changed:
-		case <-srv.Exited():
-			return false, "", c.failure(srv, srv.Err())
-		case <-ctx.Done():
-			return false, "", cancelled(ctx)
-		case <-time.After(time.Until(deadline)):
-			return false, "its list of the workspace's source files", nil
-		}
-	}
+		return false, "its list of the workspace's source files"
+	})
 }
 
 // listedNote reports whether a message is pyright's end of listing the
