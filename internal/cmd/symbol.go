@@ -16,6 +16,7 @@ import (
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/regfile"
 	"github.com/rowkit/rowkit/internal/rows"
+	"github.com/rowkit/rowkit/internal/spool"
 	"github.com/rowkit/rowkit/internal/symbol"
 	"github.com/rowkit/rowkit/internal/workspace"
 )
@@ -83,7 +84,8 @@ ROWKIT_BROKER_DIR).
 Output is bounded as hgrep's: token admission (15,000 o200k tokens, rows
 never cut) and the output bound below; an answer cut short keeps its rows
 and ends with "hsymbol: output incomplete: ...", naming what was left out
-and how to narrow, exit 1.
+and how to narrow, exit 1. What was left out is kept, as hgrep keeps it:
+the line ends with the command that reads it on, hread @out/ID N:.
 
 options:
   --in PATH           refs, impl, calls-in, calls-out: list only locations in
@@ -169,11 +171,17 @@ func runSymbol(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// What the bound leaves out is kept (the engine reads it too), and
+	// the diagnostic names the command that reads it on: its room is
+	// reserved.
+	req.Keep = true
+	cont := keptContinuation(env.Name)
+	contRoom := len(cont(spool.Prefix+strings.Repeat("x", spool.IDLen), 1<<30))
 	b := env.Budget()
 	if b.MaxBytes > 0 {
 		// Room for what the diagnostic adds: what was left out, how to
-		// narrow.
-		b.Reserve += 120
+		// narrow, where it is kept.
+		b.Reserve += 120 + contRoom
 	}
 	var res *symbol.Result
 	if noBroker {
@@ -193,7 +201,10 @@ func runSymbol(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	body := symbol.Body(res)
 	err = res.Err()
-	if err != nil && bound.fail > 0 && bound.fail < bound.ok {
+	twoBounds := bound.fail > 0 && bound.fail < bound.ok
+	if len(res.Left) > 0 && errs.Is(err, errs.Incomplete) {
+		body, err = keepSymbol(env, bound, twoBounds, body, res, cont, contRoom)
+	} else if err != nil && twoBounds {
 		held := bytes.NewBufferString(body)
 		err = cutToFailBound(env, bound, held, err)
 		body = held.String()
@@ -202,6 +213,36 @@ func runSymbol(ctx context.Context, env *cli.Env, args []string) error {
 		return errs.Errorf(errs.Write, "writing output: %v", regfile.Cause(werr))
 	}
 	return err
+}
+
+// keepSymbol keeps an answer the bound cut, the rows shown and the rows
+// left out, in the user's store of kept outputs, and returns what to show
+// and the diagnostic that names the command reading on from the first row
+// left out. Under a failure's narrower bound (Claude Code's) the rows
+// shown are cut to it first.
+func keepSymbol(env *cli.Env, bound outputBound, twoBounds bool, body string, res *symbol.Result, cont func(string, int) string, contRoom int) (string, error) {
+	shown, msg := body, res.Reason.Message
+	if twoBounds {
+		env.OutputBytes = bound.fail
+		fb := env.Budget()
+		if len(body)+len(cli.Lines(env.Name, errs.New(errs.Incomplete, msg)))+contRoom > bound.fail {
+			room := fb.MaxBytes - fb.Reserve - contRoom
+			shown = body[:strings.LastIndexByte(body[:max(min(room, len(body)), 0)], '\n')+1]
+			msg = fb.Stopped(true).Msg
+		}
+	}
+	k := &keptRows{env: env}
+	w, err := k.open()
+	if err != nil {
+		return shown, errs.New(errs.Incomplete, msg+spool.NotKept(err, contRoom))
+	}
+	io.WriteString(w, body)
+	w.Write(res.Left)
+	if res.LeftCapped {
+		k.w.Stop()
+	}
+	n := strings.Count(shown, "\n")
+	return shown, k.commit(errs.New(errs.Incomplete, msg), nil, func(ref string) string { return cont(ref, n+1) })
 }
 
 // symbolRequest reads the operands: OP PATH ROW SYMBOL [N], or find QUERY

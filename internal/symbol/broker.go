@@ -135,9 +135,12 @@ type brokerRequest struct {
 // brokerReply is the broker's answer: a result, or the error a query
 // returned, with what an error carries.
 type brokerReply struct {
-	Stale  bool         `json:"stale,omitempty"` // another binary's broker: it is exiting
-	Result *Result      `json:"result,omitempty"`
-	Error  *brokerError `json:"error,omitempty"`
+	Stale  bool    `json:"stale,omitempty"` // another binary's broker: it is exiting
+	Result *Result `json:"result,omitempty"`
+	// Left and LeftCapped are the result's (never in its own JSON).
+	Left       []byte       `json:"left,omitempty"`
+	LeftCapped bool         `json:"left_capped,omitempty"`
+	Error      *brokerError `json:"error,omitempty"`
 }
 
 type brokerError struct {
@@ -227,6 +230,7 @@ func (b *Broker) Query(ctx context.Context, root string, r Request, budget rows.
 		case reply.Result == nil:
 			return nil, errs.Errorf(CodeBroker, "the symbol broker of %s sent an empty answer", root)
 		}
+		reply.Result.Left, reply.Result.LeftCapped = reply.Left, reply.LeftCapped
 		return reply.Result, nil
 	}
 }
@@ -479,7 +483,7 @@ func serveConn(ctx context.Context, conn net.Conn, e *Engine, o BrokerOptions) (
 		if err != nil {
 			reply.Error = replyError(err)
 		} else {
-			reply.Result = res
+			reply.Result, reply.Left, reply.LeftCapped = res, res.Left, res.LeftCapped
 		}
 	}
 	b, _ := json.Marshal(reply)

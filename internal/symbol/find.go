@@ -34,6 +34,7 @@ func (q *query) find(ctx context.Context) (*Result, error) {
 	}
 	q.res = &Result{Op: OpFind, Entries: []Entry{}}
 	q.col = newCollector(q.budget)
+	q.col.keep = q.req.Keep
 	var names, missing []string
 	var outside []place
 	var notYet []string
@@ -130,6 +131,7 @@ func (q *query) find(ctx context.Context) (*Result, error) {
 	res := q.res
 	res.Server = strings.Join(names, ", ")
 	res.Entries = q.col.entries
+	res.Left, res.LeftCapped = q.col.left, q.col.capped
 	if res.Entries == nil {
 		res.Entries = []Entry{}
 	}

@@ -73,6 +73,10 @@ type Request struct {
 	// callers each send theirs, so that a server installed after the
 	// broker started is found.
 	Env map[string]string `json:"env,omitempty"`
+	// Keep asks for what the bound leaves out too: its rows are read as
+	// the answer's are and returned printed in Result.Left, so that the
+	// caller can keep them and read them on without asking again.
+	Keep bool `json:"keep,omitempty"`
 }
 
 // lookup is the environment a query starts servers with.
@@ -241,6 +245,7 @@ func (q *query) position(ctx context.Context) (*Result, error) {
 	}
 	q.res = &Result{Op: q.req.Op, Server: q.c.serverName(q.srv), Path: t.Path, Row: t.Ref.String(), Entries: []Entry{}}
 	q.col = newCollector(q.budget)
+	q.col.keep = q.req.Keep
 	ok, what, err := q.c.ready(ctx, q.srv, q.deadline)
 	if err != nil {
 		return nil, err
@@ -592,7 +597,7 @@ func (q *query) definitions(ctx context.Context, locs []lsp.Location) error {
 		if !p.inside {
 			continue
 		}
-		if !open {
+		if !open && !q.req.Keep {
 			q.col.leave(Entry{Kind: KindRow, Path: p.path})
 			continue
 		}
@@ -603,7 +608,9 @@ func (q *query) definitions(ctx context.Context, locs []lsp.Location) error {
 		if sp, ok := q.span(ctx, p, f); ok {
 			open = q.col.put(sp)
 		}
-		open = open && q.col.put(row)
+		if open || q.req.Keep {
+			open = q.col.put(row) && open
+		}
 	}
 	q.putAll(outsideEntries(ps))
 	return nil
@@ -628,7 +635,7 @@ func (q *query) references(ctx context.Context, defs, refs []lsp.Location) error
 		if !p.inside {
 			continue
 		}
-		if !open {
+		if !open && !q.req.Keep {
 			q.col.leave(Entry{Kind: KindRow, Path: p.path, Line: p.line})
 			continue
 		}
@@ -725,7 +732,7 @@ func (q *query) calls(ctx context.Context, deadline time.Time, pos lsp.TextDocum
 		if head.path == "" {
 			continue
 		}
-		if !open {
+		if !open && !q.req.Keep {
 			q.col.leave(Entry{Kind: KindRow, Path: head.path})
 			for _, s := range sps {
 				q.col.leave(Entry{Kind: KindRow, Path: s.path})
@@ -750,7 +757,7 @@ func (q *query) calls(ctx context.Context, deadline time.Time, pos lsp.TextDocum
 			open = q.col.put(Entry{Kind: KindOutside, Path: head.path, Count: len(sps)})
 		}
 		for _, s := range sps {
-			if !open {
+			if !open && !q.req.Keep {
 				q.col.leave(Entry{Kind: KindRow, Path: s.path})
 				continue
 			}
@@ -808,6 +815,7 @@ func (q *query) finish(ctx context.Context) (*Result, error) {
 	}
 	res := q.res
 	res.Entries = q.col.entries
+	res.Left, res.LeftCapped = q.col.left, q.col.capped
 	if res.Entries == nil {
 		res.Entries = []Entry{}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/jsonstr"
 	"github.com/rowkit/rowkit/internal/rows"
+	"github.com/rowkit/rowkit/internal/spool"
 	"github.com/rowkit/rowkit/internal/tokens"
 )
 
@@ -91,6 +92,11 @@ type Result struct {
 	Hover    string  `json:"hover,omitempty" jsonschema:"hover: the signature and documentation, as the server wrote them"`
 	Complete bool    `json:"complete" jsonschema:"true when the server's index was ready, it stayed alive, and every location is in entries"`
 	Reason   *Reason `json:"incomplete,omitempty" jsonschema:"why the answer is not whole"`
+	// Left is what the bound left out, printed as Body prints entries, up
+	// to spool.MaxRows bytes (LeftCapped: more was left out), when the
+	// request asked to keep it; never part of the answer a client reads.
+	Left       []byte `json:"-"`
+	LeftCapped bool   `json:"-"`
 }
 
 // Err is the result's incompleteness as an error (nil when complete), as
@@ -146,6 +152,11 @@ type collector struct {
 	// and the files they are in.
 	leftLocs  int
 	leftFiles map[string]bool
+	// keep: the entries left out are printed into left, up to
+	// spool.MaxRows bytes; capped when more were.
+	keep   bool
+	left   []byte
+	capped bool
 }
 
 func newCollector(b rows.Budget) *collector {
@@ -193,6 +204,12 @@ func (c *collector) leave(e Entry) {
 		c.leftLocs += n
 	}
 	c.leftFiles[e.Path] = true
+	if c.keep && !c.capped && (e.Kind == KindOutside || e.Hash != "") {
+		n := len(c.left)
+		if c.left = AppendEntry(c.left, &e); len(c.left) > spool.MaxRows {
+			c.left, c.capped = c.left[:n], true
+		}
+	}
 }
 
 // omitted reports whether the bound left something out.
