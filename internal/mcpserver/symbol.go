@@ -12,6 +12,7 @@ import (
 
 	"github.com/rowkit/rowkit/internal/errs"
 	"github.com/rowkit/rowkit/internal/rows"
+	"github.com/rowkit/rowkit/internal/spool"
 	"github.com/rowkit/rowkit/internal/symbol"
 )
 
@@ -150,6 +151,7 @@ func (s *Server) symbol(ctx context.Context, req *mcp.CallToolRequest, in Symbol
 		b.MaxBytes = bound
 		b.Reserve = 400
 	}
+	q.Keep = true // what the bound leaves out is kept (symbolWithin)
 	res, err := e.Query(ctx, q, b)
 	if err != nil {
 		var re *symbol.RowError
@@ -189,7 +191,10 @@ func symbolText(res *symbol.Result, q symbol.Request) string {
 
 // symbolWithin returns res's text within bound, cutting entries from the
 // end where the lines after them, or the JSON a structured server's client
-// shows, did not fit; res then says that the byte bound stopped it.
+// shows, did not fit; res then says that the byte bound stopped it. An
+// answer cut, here or by the engine's own bound (res.Left), is kept whole
+// in the user's store of kept outputs, and its reason names the read_file
+// call that reads it on, as search's does.
 func (s *Server) symbolWithin(res *symbol.Result, q symbol.Request, bound int) string {
 	size := func(r *symbol.Result) int {
 		if s.structured {
@@ -198,21 +203,72 @@ func (s *Server) symbolWithin(res *symbol.Result, q symbol.Request, bound int) s
 		}
 		return len(symbolText(r, q))
 	}
-	if bound <= 0 || size(res) <= bound {
+	left, capped := res.Left, res.LeftCapped
+	res.Left = nil
+	if len(left) == 0 && (bound <= 0 || size(res) <= bound) {
 		return symbolText(res, q)
 	}
 	all := res.Entries
+	ref := keptRef // as long as the name it stands for
 	cut := func(n int) *symbol.Result {
 		c := *res
 		c.Entries = all[:n]
 		c.Complete = false
 		if n < len(all) || c.Reason == nil {
-			left := len(all) - n
 			c.Reason = &symbol.Reason{Code: errs.Incomplete, Message: errs.IncompleteBytes(bound).Msg + "; " +
-				strconv.Itoa(left) + " more lines of the answer left out"}
+				strconv.Itoa(len(all)-n) + " more lines of the answer left out"}
+		}
+		if c.Reason.Code == errs.Incomplete {
+			r := *c.Reason
+			if strings.HasPrefix(ref, spool.Prefix) {
+				r.Message += keptContinuation(ref, n+1)
+			} else {
+				r.Message += ref // why it was not kept
+			}
+			c.Reason = &r
 		}
 		return &c
 	}
-	*res = *cut(longestFit(len(all), func(n int) bool { return size(cut(n)) <= bound }))
+	fits := func(n int) bool { return bound <= 0 || size(cut(n)) <= bound }
+	n := len(all)
+	if !fits(n) {
+		n = longestFit(len(all), fits)
+	}
+	ref = s.keepSymbol(all, left, capped)
+	if !fits(n) {
+		// The name (or why it was not kept) took more room than the
+		// name it stood for.
+		n = longestFit(n, fits)
+	}
+	*res = *cut(n)
 	return symbolText(res, q)
+}
+
+// keepSymbol keeps an answer's entries and what the engine left out in
+// the store of kept outputs, and returns its name, or why it was not
+// kept.
+func (s *Server) keepSymbol(all []symbol.Entry, left []byte, capped bool) string {
+	why := func(err error) string { return spool.NotKept(err, len(keptContinuation(keptRef, 1<<30))) }
+	st, err := s.keptStore()
+	if err != nil {
+		return why(err)
+	}
+	w, err := st.CreateRows()
+	if err != nil {
+		return why(err)
+	}
+	var buf []byte
+	for i := range all {
+		buf = symbol.AppendEntry(buf[:0], &all[i])
+		w.Write(buf)
+	}
+	w.Write(left)
+	if capped {
+		w.Stop()
+	}
+	id, err := w.Commit()
+	if err != nil {
+		return why(err)
+	}
+	return spool.Prefix + id
 }

@@ -1,12 +1,17 @@
 package mcpserver
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/rowkit/rowkit/internal/rows"
 	"github.com/rowkit/rowkit/internal/symbol/symboltest"
 )
 
@@ -100,4 +105,68 @@ func TestSymbolToolStructured(t *testing.T) {
 		t.Errorf("structured find: %v\n%s", m, text(res))
 	}
 	validateOutput(t, toolOf(t, cs, "symbol"), m)
+}
+
+// symbolKeptRE is the line that ends a symbol answer a bound cut: why,
+// and the read_file call that reads the rest on.
+var symbolKeptRE = regexp.MustCompile(`\[symbol: output_incomplete\] [^\n]*; continue with: read_file \{"path":"(@out/[0-9a-z]{10})","offset":([0-9]+)\}\n$`)
+
+// TestSymbolKeptFollow: an answer cut by a client's byte bound, or by the
+// engine's token rule, is kept whole, and read_file from the offset its
+// line names reads the rest on within the bound: the rows shown and read
+// on are the whole answer of real gopls, each once, in order.
+func TestSymbolKeptFollow(t *testing.T) {
+	env := symboltest.Env(t)
+	env["TMPDIR"] = t.TempDir()
+	root := canon(t, t.TempDir())
+	const calls = 3000
+	var use strings.Builder
+	use.WriteString("package use\n\nimport \"example.com/kept/lib\"\n\nfunc Use() {\n")
+	want := []string{`"lib/lib.go":3:` + rows.Hash([]byte("func F(n int) int { return n }")) + " func F(n int) int { return n }"}
+	for i := 1; i <= calls; i++ {
+		line := fmt.Sprintf("\t_ = lib.F(%d)", i)
+		use.WriteString(line + "\n")
+		want = append(want, fmt.Sprintf(`"use/use.go":%d:%s %s`, 5+i, rows.Hash([]byte(line)), line))
+	}
+	use.WriteString("}\n")
+	for name, src := range map[string]string{
+		"go.mod":     "module example.com/kept\n\ngo 1.26\n",
+		"lib/lib.go": "package lib\n\nfunc F(n int) int { return n }\n",
+		"use/use.go": use.String(),
+	} {
+		os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(root, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, structured := range []bool{false, true} {
+		s := newTextServer(t, Options{Roots: []string{root}, LookupEnv: symboltest.Lookup(env), Structured: structured})
+		t.Cleanup(s.Close)
+		for _, c := range boundClients {
+			cs := connectAs(t, s, c.name, c.version)
+			res := callAs(t, cs, c, "symbol", map[string]any{"op": "refs", "path": "lib/lib.go", "row": "3", "symbol": "F"})
+			if res.IsError {
+				t.Fatalf("%s: %s", c.name, text(res))
+			}
+			if size := len(shown(t, res)); size > c.bound {
+				t.Errorf("%s structured=%v: %d bytes, over %d", c.name, structured, size, c.bound)
+			}
+			body := strings.TrimSuffix(text(res), "[symbol: row 3 is 3:"+rows.Hash([]byte("func F(n int) int { return n }"))+"]\n")
+			m := symbolKeptRE.FindStringSubmatch(body)
+			if m == nil {
+				t.Fatalf("%s structured=%v: the answer ends %q", c.name, structured, tail(body, 300))
+			}
+			shownRows := strings.Split(strings.TrimSuffix(body[:len(body)-len(m[0])], "\n"), "\n")
+			next, _ := strconv.Atoi(m[2])
+			if next != len(shownRows)+1 {
+				t.Fatalf("%s structured=%v: %d rows shown, read on at %d", c.name, structured, len(shownRows), next)
+			}
+			rest := followKept(t, cs, c, m[1], next)
+			if all := append(slices.Clone(shownRows), rest...); !slices.Equal(all, want) {
+				t.Fatalf("%s structured=%v: %d rows shown and %d read on, want the %d of the answer (first difference %q)",
+					c.name, structured, len(shownRows), len(rest), len(want), firstDiff(all, want))
+			}
+			t.Logf("%s structured=%v: %d rows shown, %d read on", c.name, structured, len(shownRows), len(rest))
+		}
+	}
 }
