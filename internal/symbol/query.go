@@ -597,7 +597,7 @@ func (q *query) definitions(ctx context.Context, locs []lsp.Location) error {
 		if !p.inside {
 			continue
 		}
-		if !open && !q.req.Keep {
+		if !open && !q.keeping() {
 			q.col.leave(Entry{Kind: KindRow, Path: p.path})
 			continue
 		}
@@ -608,7 +608,7 @@ func (q *query) definitions(ctx context.Context, locs []lsp.Location) error {
 		if sp, ok := q.span(ctx, p, f); ok {
 			open = q.col.put(sp)
 		}
-		if open || q.req.Keep {
+		if open || q.keeping() {
 			open = q.col.put(row) && open
 		}
 	}
@@ -635,7 +635,7 @@ func (q *query) references(ctx context.Context, defs, refs []lsp.Location) error
 		if !p.inside {
 			continue
 		}
-		if !open && !q.req.Keep {
+		if !open && !q.keeping() {
 			q.col.leave(Entry{Kind: KindRow, Path: p.path, Line: p.line})
 			continue
 		}
@@ -732,7 +732,7 @@ func (q *query) calls(ctx context.Context, deadline time.Time, pos lsp.TextDocum
 		if head.path == "" {
 			continue
 		}
-		if !open && !q.req.Keep {
+		if !open && !q.keeping() {
 			q.col.leave(Entry{Kind: KindRow, Path: head.path})
 			for _, s := range sps {
 				q.col.leave(Entry{Kind: KindRow, Path: s.path})
@@ -757,7 +757,7 @@ func (q *query) calls(ctx context.Context, deadline time.Time, pos lsp.TextDocum
 			open = q.col.put(Entry{Kind: KindOutside, Path: head.path, Count: len(sps)})
 		}
 		for _, s := range sps {
-			if !open && !q.req.Keep {
+			if !open && !q.keeping() {
 				q.col.leave(Entry{Kind: KindRow, Path: s.path})
 				continue
 			}
@@ -881,3 +881,8 @@ func (q *query) checkUnchanged() error {
 	}
 	return nil
 }
+
+// keeping reports whether the rows the bound leaves out are still read,
+// to be kept: the request asked for them and the kept rows are not yet
+// at their cap (past it, they are only counted).
+func (q *query) keeping() bool { return q.req.Keep && !q.col.capped }
