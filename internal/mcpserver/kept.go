@@ -64,6 +64,12 @@ func keptContinuation(ref string, n int) string {
 	return `; continue with: read_file {"path":"` + ref + `","offset":` + strconv.Itoa(n) + `}`
 }
 
+// notKept is what a cut result says in place of keptContinuation when
+// what it left out could not be kept, within the room the name took.
+func notKept(err error) string {
+	return spool.NotKept(err, len(keptContinuation(keptRef, 1<<30)))
+}
+
 // keptViewBytes bounds one view of a kept output, as a file's view is
 // bounded (50 KiB).
 const keptViewBytes = 50 << 10

@@ -121,7 +121,7 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in Search
 		stopped = rows.Incomplete(sink)
 	case sink.Err() != nil && res.Incomplete != nil && res.Incomplete.Code == errs.Incomplete:
 		// Not kept: the rows that fit, and why the rest are not.
-		res.Incomplete.Message += spool.NotKept(sink.Err(), len(keptContinuation(keptRef, 1<<30)))
+		res.Incomplete.Message += notKept(sink.Err())
 	}
 	text := s.searchWithin(res, b, bound, in.Context > 0, stopped, k)
 	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
@@ -193,7 +193,7 @@ func (s *Server) searchWithin(res *grep.Result, b rows.Budget, bound int, contex
 		// Cut here, not by the search's bound: the rows the search
 		// found are kept now.
 		if _, err := k.open(); err != nil {
-			ref = spool.NotKept(err, len(keptContinuation(keptRef, 1<<30)))
+			ref = notKept(err)
 		} else {
 			var buf []byte
 			for _, r := range all {
@@ -204,7 +204,7 @@ func (s *Server) searchWithin(res *grep.Result, b rows.Budget, bound int, contex
 	}
 	if k.w != nil {
 		if id, err := k.w.Commit(); err != nil {
-			ref = spool.NotKept(err, len(keptContinuation(keptRef, 1<<30)))
+			ref = notKept(err)
 		} else {
 			ref = spool.Prefix + id
 		}

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -245,30 +246,21 @@ func (s *Server) symbolWithin(res *symbol.Result, q symbol.Request, bound int) s
 }
 
 // keepSymbol keeps an answer's entries and what the engine left out in
-// the store of kept outputs, and returns its name, or why it was not
-// kept.
+// the store of kept outputs, as search keeps its rows, and returns its
+// name, or why it was not kept.
 func (s *Server) keepSymbol(all []symbol.Entry, left []byte, capped bool) string {
-	why := func(err error) string { return spool.NotKept(err, len(keptContinuation(keptRef, 1<<30))) }
-	st, err := s.keptStore()
-	if err != nil {
-		return why(err)
+	k := &keptRows{s: s}
+	if _, err := k.open(); err != nil {
+		return notKept(err)
 	}
-	w, err := st.CreateRows()
-	if err != nil {
-		return why(err)
-	}
-	var buf []byte
-	for i := range all {
-		buf = symbol.AppendEntry(buf[:0], &all[i])
-		w.Write(buf)
-	}
-	w.Write(left)
+	io.WriteString(k.w, symbol.Body(&symbol.Result{Entries: all}))
+	k.w.Write(left)
 	if capped {
-		w.Stop()
+		k.w.Stop()
 	}
-	id, err := w.Commit()
+	id, err := k.w.Commit()
 	if err != nil {
-		return why(err)
+		return notKept(err)
 	}
 	return spool.Prefix + id
 }
